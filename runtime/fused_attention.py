@@ -19,8 +19,9 @@ A chain is recognized from what its ops compute, not from names:
   its scale) is read as `x`, `c` taken into the kernel's scale;
 - reshapes keeping the last two dims `[L, S]` and maps of one chain value
   computing `s * c`, `s / c` (a constant `c`), `s + b` or `s * c + b` (`b`
-  any value, broadcast to the map's shape), no scale after an add (it would
-  scale the bias too);
+  any value, broadcast to the map's shape, or several summed left to right in
+  the map, `s + (b0 + b1)`: Swin's relative-position bias and shifted-window
+  mask), no scale after an add (it would scale the bias too);
 - a softmax over the last dim (`rducc.runtime.fused_norms`), plain or
   `_safe_softmax` whose zero-row mask is `not(any(not(x == -inf)))` of the
   softmax's input over that dim;
@@ -149,19 +150,54 @@ def _scores_of(value: SSAValue, rows: Shape, walk: _Scores) -> tuple[rdu.MatmulO
         scale = _scale_of(_expression(op, {op.inputs[0]: "s"}))
         return None if scale is None else _scores_of(
             op.inputs[0], rows, _Scores(walk.scale * scale, walk.biases, (*walk.ops, op), True))
-    if len(op.inputs) != 2 or op.inputs[0] is op.inputs[1] or walk.scaled:  # a scale after an add scales the bias
+    inputs = tuple(op.inputs)
+    if len(set(inputs)) != len(inputs) or walk.scaled:  # a scale after an add scales the bias
         return None
-    for source, bias in (tuple(op.inputs), tuple(op.inputs)[::-1]):
-        found = _expression(op, {source: "s", bias: "b"}) if shape_of(source.type) == shape_of(value.type) else None
-        if not isinstance(found, tuple) or len(found) != 3 or found[:2] != ("add", "b"):
+    for source in inputs:
+        others = [x for x in inputs if x is not source]
+        names = {x: f"b{i}" for i, x in enumerate(others)}
+        found = _expression(op, {source: "s", **names}) if shape_of(source.type) == shape_of(value.type) else None
+        split = _scores_plus_biases(found, set(names.values()))
+        if split is None:
             continue
-        scale = 1.0 if found[2] == "s" else _scale_of(found[2])  # `s * c + b` as one map
+        scores, terms = split
+        scale = 1.0 if scores == "s" else _scale_of(scores)  # `s * c + b` as one map
         if scale is None:
             continue
-        chain = _scores_of(source, rows, _Scores(walk.scale * scale, (*walk.biases, (bias, shape_of(value.type))),
-                                                 (*walk.ops, op), scale != 1.0 or found[2] != "s"))
+        biases = tuple((others[int(name[1:])], shape_of(value.type)) for name in terms)
+        chain = _scores_of(source, rows, _Scores(walk.scale * scale, (*walk.biases, *biases),
+                                                 (*walk.ops, op), scale != 1.0 or scores != "s"))
         if chain is not None:
             return chain
+    return None
+
+
+def _scores_plus_biases(found: object, names: set[str]) -> tuple[object, tuple[str, ...]] | None:
+    """`found` as `scores + B`, B every name of `names` once summed from left to
+    right (`(b0 + b1) + b2`; the fused step adds the biases in that order:
+    Swin's relative-position bias and window mask are one map's `s + (b0 + b1)`),
+    split into the scores' expression and B's names in that order; else None."""
+    if not isinstance(found, tuple) or len(found) != 3 or found[0] != "add":
+        return None
+    for scores, bias in (found[1:], found[2:0:-1]):
+        terms = _left_sum(bias, names)
+        if terms is not None and sorted(terms) == sorted(names):
+            return scores, terms
+    return None
+
+
+def _left_sum(expr: object, names: set[str]) -> tuple[str, ...] | None:
+    """The names whose left-to-right sum `expr` is (`b0`, `b0 + b1`,
+    `(b0 + b1) + b2`, ...), each an element of `names`; else None."""
+    if isinstance(expr, str):
+        return (expr,) if expr in names else None
+    if not isinstance(expr, tuple) or len(expr) != 3 or expr[0] != "add":
+        return None
+    for head, last in (expr[1:], expr[2:0:-1]):
+        if isinstance(last, str) and last in names:
+            before = _left_sum(head, names)
+            if before is not None:
+                return (*before, last)
     return None
 
 

@@ -114,6 +114,33 @@ def test_taps_that_only_read_padding_are_dropped() -> None:
     assert kernels.conv_windows((1,), (3,), (2,), (4,), (3,)).taps.shape == (0, 2)  # no tap at all
 
 
+@pytest.mark.parametrize("sizes, window, layout", [
+    ((8, 6), (2, 2), "channels-last"),  # ConvNeXt's downsampling: a permuted layer norm's output
+    ((9, 7), (4, 2), "row-major"),  # rows and columns past the last window (unread)
+    ((10,), (5,), "row-major"),
+    ((4, 6, 3), (2, 3, 3), "channels-last"),
+])
+def test_tiling_windows_are_the_gathers_matrix(sizes: tuple, window: tuple, layout: str) -> None:
+    """Windows that tile the image (stride the window, no padding) take their
+    matrix as a transposed view of it, in its own memory order: the gather's
+    elements, so the convolution's bits are the gather's."""
+    windows = kernels.conv_windows(sizes, window, window, (0,) * len(sizes), (1,) * len(sizes))
+    assert windows.tiles and not kernels.conv_windows(sizes, window, window, (1,) * len(sizes),
+                                                      (1,) * len(sizes)).tiles
+    rng = np.random.default_rng(5)
+    x = rng.standard_normal((2, 3, *sizes)).astype(np.float32)
+    if layout == "channels-last":
+        x = np.ascontiguousarray(np.moveaxis(x, 1, -1)).transpose(0, x.ndim - 1, *range(1, x.ndim - 1))
+    tiled = kernels._tiled_windows(x, windows)  # noqa: SLF001
+    gathered = kernels._gathered_windows(x, windows)  # noqa: SLF001
+    assert tiled.shape == gathered.shape and np.array_equal(tiled, gathered)
+    w = rng.standard_normal((4, 3, *window)).astype(np.float32)
+    plan = kernels.ConvPlan("windows", (x.shape, w.shape), windows)
+    expected = EAGER[x.ndim](torch.from_numpy(np.ascontiguousarray(x)), torch.from_numpy(w), None, window).numpy()
+    np.testing.assert_allclose(kernels.conv(x, w, window, (0,) * len(sizes), (1,) * len(sizes), 1, plan=plan),
+                               expected, rtol=1e-5, atol=1e-5)
+
+
 def test_a_plan_for_other_shapes_is_not_used() -> None:
     """A plan made for other shapes (a kernel called on arrays its op did not
     describe) is made again for the arrays given."""

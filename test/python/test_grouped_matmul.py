@@ -92,6 +92,21 @@ def test_kernel_follows_the_fallback_loop_on_any_offsets() -> None:
         np.testing.assert_allclose(transposed, expected, rtol=1e-5, atol=1e-5)
 
 
+def test_kernel_gives_eagers_grouped_mm_bits() -> None:
+    """f32 experts give eager's `torch._grouped_mm` bit for bit (ATen's CPU
+    loop of `mm_out`), a group of one row (0.5M multiply-adds: numpy's BLAS
+    ran it before, other bits) and rows no expert takes (zero) included."""
+    rng = np.random.default_rng(1)
+    x = rng.standard_normal((48, 1024)).astype(np.float32)
+    w = rng.standard_normal((4, 512, 1024)).astype(np.float32)  # [E, N, K], as MixtralExperts stores it
+    offs = np.array([1, 3, 3, 40], dtype=np.int32)
+    expected = torch._grouped_mm(torch.from_numpy(x), torch.from_numpy(w).transpose(-2, -1),
+                                 offs=torch.from_numpy(offs)).numpy()
+    out = np.full((48, 512), np.nan, np.float32)
+    kernels.grouped_matmul(x, w, offs, transpose_rhs=True, out=out)
+    assert np.array_equal(out[:40], expected[:40]) and not out[40:].any()
+
+
 class TorchExperts(torch.nn.Module):
     """The same experts by torch's own grouped matmul (`torch._grouped_mm`, transformers'
     default experts on bf16): `aten._grouped_mm` is imported as `rdu.grouped_matmul`,

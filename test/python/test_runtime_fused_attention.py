@@ -4,7 +4,9 @@ fused kernel at its second product (issue 32, `rducc.runtime.fused_attention`).
 - scaled dot product attention (a boolean mask with a fully masked row, a
   float mask, none with a scale given) and attention written out by hand (a scale after
   the product, a bias, Swin's window mask added through a reshape to more
-  dims, a fully -inf row through a plain softmax: NaN as eager) compiled at
+  dims, a fully -inf row through a plain softmax: NaN as eager; Swin's
+  relative-position bias and window mask summed in one map before the
+  scores are added: the kernel's mask) compiled at
   -O2 run the fused step and give eager's numbers, and a second call with
   other inputs gives that call's numbers (no stale operand copied aside);
 - operands whose bytes the allocator reuses before the second product are
@@ -75,6 +77,22 @@ class _ByHand(torch.nn.Module):
         return (probabilities @ v).transpose(1, 2).reshape(batch, tokens, width)
 
 
+class _Combined(torch.nn.Module):
+    """transformers' Swin: a relative-position bias over the heads and the
+    shifted windows' mask over the windows summed first, one SDPA mask (a map
+    computing `s + (bias + mask)` once fused); `product`: the two multiplied."""
+
+    def __init__(self, windows: int, product: bool = False) -> None:
+        super().__init__()
+        self.windows, self.product = windows, product
+
+    def forward(self, q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, bias: torch.Tensor,
+                mask: torch.Tensor) -> torch.Tensor:
+        batch = q.shape[0] // self.windows
+        windows = mask.unsqueeze(1).unsqueeze(0).expand(batch, -1, -1, -1, -1).reshape(-1, 1, *mask.shape[-2:])
+        return F.scaled_dot_product_attention(q, k, v, attn_mask=bias * windows if self.product else bias + windows)
+
+
 class _Shared(torch.nn.Module):
     """Attention whose scores are also an output: the chain is not read by itself alone."""
 
@@ -130,6 +148,17 @@ def test_attention_runs_fused_as_eager(monkeypatch, model, shapes, chains) -> No
     found = _counted(monkeypatch)
     extra = (_window_mask(2, 6),) if isinstance(model, _ByHand) else ()
     _check(model, [(*_random(shapes, seed), *extra) for seed in (0, 10)])
+    assert sum(found) == chains
+
+
+@pytest.mark.parametrize("product, chains", [(False, 1), (True, 0)], ids=["sum", "product"])
+def test_two_masks_summed_in_one_map_run_fused(monkeypatch, product, chains) -> None:
+    """A bias and a window mask summed before the scores are added (one map of
+    three inputs, `s + (bias + mask)`) are the kernel's mask, summed as that map
+    sums them; multiplied they are no mask sum: not fused, eager's numbers either way."""
+    found = _counted(monkeypatch)
+    shapes = [(4, 2, 16, 8)] * 3 + [(1, 2, 16, 16)]
+    _check(_Combined(2, product), [(*_random(shapes, seed), _window_mask(2, 16)) for seed in (0, 10)])
     assert sum(found) == chains
 
 
