@@ -371,11 +371,43 @@ def opt_125m() -> Built:
     return _LogitsOf(OPTForCausalLM(_drop(OPTConfig()))), (torch.randint(0, 50272, (1, 32)),)
 
 
-def full_size_step(level: int = 0) -> None:
-    """One forward + backward of `opt_125m` through `rducc.compile_training(optimizer=None)` at -O`level`
-    against eager on the same batch: the loss's relative difference and the largest gradient difference
-    relative to that gradient's largest element, with compile and step wall times."""
+def _agreement(got: list[torch.Tensor], reference: list[torch.Tensor]) -> tuple[float, list[float], list[float]]:
+    """How far `got` is from `reference`, gradient by gradient, judged model-wide: the largest absolute
+    difference of each gradient divided by the largest absolute element of all the reference's gradients
+    (the model-wide figure is their maximum), and each gradient's cosine similarity to its reference (1.0
+    where both are zero)."""
+    scale = max(float(r.abs().max()) for r in reference) or 1.0
+    differences = [float((g.double() - r.double()).abs().max()) / scale for g, r in zip(got, reference, strict=True)]
+    cosines = []
+    for g, r in zip(got, reference, strict=True):
+        g64, r64 = g.double().flatten(), r.double().flatten()
+        norms = float(g64.norm() * r64.norm())
+        cosines.append(float(g64 @ r64) / norms if norms else float(g64.abs().max() == r64.abs().max()))
+    return max(differences), differences, cosines
+
+
+def _eager_gradients(model: nn.Module, ids: torch.Tensor, labels: torch.Tensor,
+                     dtype: torch.dtype) -> tuple[float, list[torch.Tensor]]:
+    """Eager's loss and trained-parameter gradients of one forward + backward of a copy of `model` in `dtype`."""
     import copy
+    import sys
+    from pathlib import Path
+
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "test" / "python"))
+    from training_cases import language_model_loss
+
+    reference = copy.deepcopy(model).to(dtype)
+    loss = language_model_loss(reference(ids), labels)
+    loss.backward()
+    return float(loss.detach()), [p.grad for p in reference.parameters() if p.requires_grad]
+
+
+def full_size_step(level: int = 0, save: str | None = None) -> None:
+    """One forward + backward of `opt_125m` through `rducc.compile_training(optimizer=None)` at -O`level`
+    against eager float32 on the same batch, with eager float32 against eager float64 as the yardstick:
+    the loss's relative difference; model-wide, the largest gradient difference over the largest gradient
+    element of the whole model; per gradient, that difference and the cosine similarity; with compile and
+    step wall times. `save` keeps rducc's gradients (torch.save) for a later look."""
     import sys
     import time
     from pathlib import Path
@@ -387,29 +419,46 @@ def full_size_step(level: int = 0) -> None:
 
     model, (ids,) = opt_125m()
     model.train()
-    reference = copy.deepcopy(model)
     labels = torch.randint(0, 256, ids.shape, generator=torch.Generator().manual_seed(1))
+    loss32, eager32 = _eager_gradients(model, ids, labels, torch.float32)
+    loss64, eager64 = _eager_gradients(model, ids, labels, torch.float64)
+    names = [name for name, p in model.named_parameters() if p.requires_grad]
     started = time.perf_counter()
     program = rducc.compile_training(model, (ids, labels), optimizer=None, loss_fn=language_model_loss,
                                      opt_level=level)
     compiled = time.perf_counter()
-    loss, *gradients = program.step(ids, labels)
+    loss, *outputs = program.step(ids, labels)
     stepped = time.perf_counter()
-    expected = language_model_loss(reference(ids), labels)
-    expected.backward()
-    trained = [(name, p) for name, p in reference.named_parameters() if p.requires_grad]
-    worst, where = 0.0, ""
-    for gradient, (name, parameter) in zip(gradients, trained, strict=True):
-        scale = float(parameter.grad.abs().max()) or 1.0
-        diff = float((torch.as_tensor(gradient) - parameter.grad).abs().max()) / scale
-        if diff > worst:
-            worst, where = diff, name
-    loss_diff = abs(float(torch.as_tensor(loss)) - float(expected)) / abs(float(expected))
-    print(f"opt_125m -O{level}: {sum(p.numel() for _, p in trained) / 1e6:.1f}M trained parameters, "
-          f"loss {float(torch.as_tensor(loss)):.6f} (eager {float(expected):.6f}, rel diff {loss_diff:.3g}), "
-          f"largest gradient difference {worst:.3g} of that gradient's largest element ({where}); "
-          f"compile {compiled - started:.0f} s, step {stepped - compiled:.1f} s", flush=True)
-
+    gradients = [torch.as_tensor(g) for g in outputs]
+    if save:
+        torch.save(dict(zip(names, gradients, strict=True)), save)
+    loss = float(torch.as_tensor(loss))
+    print(f"opt_125m -O{level}: {sum(g.numel() for g in eager32) / 1e6:.1f}M trained parameters in "
+          f"{len(names)} tensors; compile {compiled - started:.0f} s, step {stepped - compiled:.1f} s", flush=True)
+    print(f"loss: rducc {loss:.6f}, eager f32 {loss32:.6f} (rel diff {abs(loss - loss32) / abs(loss32):.3g}), "
+          f"eager f64 {loss64:.6f} (f32 off f64 {abs(loss32 - loss64) / abs(loss64):.3g}, "
+          f"rducc off f64 {abs(loss - loss64) / abs(loss64):.3g})")
+    rows = {"rducc off eager f32": _agreement(gradients, eager32),
+            "rducc off eager f64": _agreement(gradients, eager64),
+            "eager f32 off eager f64 (yardstick)": _agreement(eager32, eager64)}
+    scale = max(float(g.abs().max()) for g in eager64)
+    signal = [i for i, g in enumerate(eager64) if float(g.abs().max()) > 1e-6 * scale]
+    print(f"{len(names) - len(signal)} gradients are zero up to rounding (largest f64 element under 1e-6 of the "
+          f"model's): the cosines are over the other {len(signal)}")
+    for label, (wide, differences, cosines) in rows.items():
+        worst = max(range(len(names)), key=differences.__getitem__)
+        least = min(signal, key=cosines.__getitem__)
+        print(f"{label}: model-wide max |diff| / max |grad| {wide:.3g} ({names[worst]}); "
+              f"largest 1 - cosine {1 - cosines[least]:.3g} ({names[least]})")
+    _, rducc64, rducc_cos = rows["rducc off eager f64"]
+    yardstick, eager_gap, eager_cos = rows["eager f32 off eager f64 (yardstick)"]
+    beyond = [i for i in range(len(names)) if rducc64[i] > 2 * yardstick
+              or (i in signal and 1 - rducc_cos[i] > max(2 * (1 - eager_cos[i]), 1e-6))]
+    print(f"gradients beyond the yardstick (farther from f64 than twice eager f32's model-wide figure, or a cosine "
+          f"deficit over twice eager f32's and 1e-6): {len(beyond)} of {len(names)}")
+    for i in beyond:
+        print(f"  {names[i]}: rducc {rducc64[i]:.3g} vs eager f32 {eager_gap[i]:.3g}; "
+              f"1 - cosine {1 - rducc_cos[i]:.3g} vs {1 - eager_cos[i]:.3g}")
 
 if __name__ == "__main__":
     import argparse
@@ -418,8 +467,9 @@ if __name__ == "__main__":
                                                  "bench/train_heldout.py --models round9)")
     parser.add_argument("--full-size", action="store_true", help="opt_125m: one forward + backward against eager")
     parser.add_argument("--level", type=int, default=0)
+    parser.add_argument("--save-gradients", metavar="PATH", help="keep rducc's gradients (torch.save) here")
     args = parser.parse_args()
     if args.full_size:
-        full_size_step(args.level)
+        full_size_step(args.level, args.save_gradients)
     else:
         parser.print_help()

@@ -51,20 +51,24 @@ The verdicts:
   SyncBatchNorm.
 - tp=N (bf16): two bars, each a measured distance of eager autocast from
   float32 eager on the same batches. The one-socket bar (eager autocast on
-  one device, as above), and the eager tp bar: eager autocast trained with
-  torch's own tensor parallelism split as rducc's step splits the model
-  (`tp_reference`: DTensor's ColwiseParallel / RowwiseParallel for each
-  linear layer rducc splits by columns / rows, `loss_parallel` for a head
-  whose classes or vocabulary it splits, a convolution split by output
-  channels, other split parameters gathered where used; N gloo processes on
-  this machine, no network), whose own rounding differs from one device's
-  (DTensor all-reduces bf16 partial sums in bf16). A tp cell passes within
-  either (both are what eager autocast shows for that model and those
-  batches; the row says which bar it met), and prints both, with torch TP's
-  float32 run from float32 eager (it must be equal by the float32 bar: the
-  reference computes the model's function). Where torch's styles cannot
-  express rducc's split (a fused q/k/v split in periodic blocks: GPT-2's
-  Conv1D `c_attn`) the row says so and the one-socket bar judges.
+  one device, as above), and the split-sum bar: eager autocast computing
+  rducc's tensor-parallel split itself, in one process
+  (`tp_reference.split_sums`): each sum that runs along a split dim (a
+  row-split linear layer's forward, a column-split one's input gradient, a
+  channel-split convolution's input gradient) as N float32 partial products
+  added in float32 with the bias and rounded to bf16 once, as rducc's step
+  computes it (`rdu_partition`'s `_widen_partial`); every other value eager's
+  own kernel's. The split is read from the compiled step (`tp_plan`: each
+  weight's `rdu.shard`). A tp cell passes within either bar (the row says
+  which), and prints the split-sum reference's own rounding twin's distance
+  from it (its order spread), its float32 run checked against float32 eager
+  by the float32 bar (it must compute the model's function), and, not judged,
+  torch's own TP (`train_tp`: DTensor's ColwiseParallel / RowwiseParallel,
+  `loss_parallel`, 2 gloo processes on this machine) whose bf16 partial sums
+  are all-reduced in bf16, a rounding rducc's step does not have. Where
+  torch's styles cannot express rducc's split (a fused q/k/v split in
+  periodic blocks: GPT-2's Conv1D `c_attn`) the row says so and the
+  one-socket bar judges.
 - the torch.compile backend: the gradients of one `loss.backward()` within
   rtol 1e-4 (atol 1e-6) of eager's, every graph run as an rducc program.
 Batches are 2 rows at dp=2 (the models' examples with 1 row get a second).
@@ -88,7 +92,15 @@ import torch
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "test" / "python"))
 
-from tp_reference import TpPlan, TrainedRun, Unexpressible, split_parameters, tp_plan, train_tp  # noqa: E402
+from tp_reference import (  # noqa: E402
+    TpPlan,
+    TrainedRun,
+    Unexpressible,
+    split_parameters,
+    split_sums,
+    tp_plan,
+    train_tp,
+)
 from training_cases import (  # noqa: E402
     CASES,
     LOSS_ATOL,
@@ -331,21 +343,31 @@ def _tp_bar(cell: Cell, program: Any, untrained: torch.nn.Module, x: torch.Tenso
             trained: TrainedRun, full: TrainedRun, verdict: MixedPrecisionVerdict,
             text: str) -> str:
     """A tp cell's verdict: within the tolerance eager autocast shows on one device (`verdict`) or
-    when it runs rducc's tensor-parallel split itself (torch's TP, `tp_reference`): both are eager
-    autocast's distance from float32 eager on the same batches."""
+    when it computes rducc's tensor-parallel split itself, each split sum as float32 partial sums
+    added and rounded once (`tp_reference.split_sums`: the split-sum bar); both are eager autocast's
+    distance from float32 eager on the same batches. torch's TP (`tp_reference.train_tp`, its bf16
+    partial sums all-reduced in bf16: a rounding rducc's step does not have) is printed beside them,
+    not judged."""
     plan, runs = _tp_runs(cell, program, untrained, x, data)
-    if isinstance(runs, str):
+    if plan is None:
         return f"{'ok' if verdict.ok else 'FAIL'} by the one-socket bar ({runs}): {text}"
-    tp_verdict = mixed_precision_verdict(trained, runs[0], full)
-    same = mixed_precision_verdict(runs[1], full, full)  # torch's tp in float32 against float32 eager
-    if not _same_training(runs[1], full, cell, untrained, data):
-        return (f"FAIL torch tp reference is not float32 eager's training by the float32 bar (from it: losses "
+    split, split32 = (_eager(split_sums(copy.deepcopy(untrained), plan), cell, data, autocast)
+                      for autocast in (True, False))
+    if not _same_training(split32, full, cell, untrained, data):
+        same = mixed_precision_verdict(split32, full, full)
+        return (f"FAIL split-sum reference is not float32 eager's training by the float32 bar (from it: losses "
                 f"{same.losses:.2g}, parameters {same.parameters:.2g}); {text}")
-    by = "both bars" if verdict.ok and tp_verdict.ok else "the one-socket bar" if verdict.ok else \
-        "the eager tp bar" if tp_verdict.ok else "both bars"
-    return (f"{'ok' if verdict.ok or tp_verdict.ok else 'FAIL'} by {by}; eager tp bar ({plan.ranks} ranks, "
-            f"torch TP {_styles(plan)}): {tp_verdict.text()}; one-socket bar: {text}; "
-            f"torch tp float32 from float32: {same.losses:.2g}, {same.parameters:.2g}")
+    split_verdict = mixed_precision_verdict(trained, split, full)
+    twin = _eager(split_sums(rounding_twin(untrained, 0), plan), cell, data, autocast=True)
+    twin_spread = mixed_precision_verdict(twin, split, full)
+    by = "both bars" if verdict.ok and split_verdict.ok else "the one-socket bar" if verdict.ok else \
+        "the split-sum bar" if split_verdict.ok else "both bars"
+    torch_tp = runs if isinstance(runs, str) else \
+        f"torch TP ({_styles(plan)}) autocast: {mixed_precision_verdict(trained, runs[0], full).text()}"
+    return (f"{'ok' if verdict.ok or split_verdict.ok else 'FAIL'} by {by}; split-sum bar ({plan.ranks} ranks): "
+            f"{split_verdict.text()}; split-sum autocast one float32 ulp apart, from it: "
+            f"{twin_spread.losses_from_autocast:.2g}, {twin_spread.parameters_from_autocast:.2g}; "
+            f"one-socket bar: {text}; not judged: {torch_tp}")
 
 
 def _same_training(tp: TrainedRun, full: TrainedRun, cell: Cell, untrained: torch.nn.Module, data: list) -> bool:

@@ -239,3 +239,116 @@ def _split_channels(conv: nn.Module, mesh: object) -> None:
         return DTensor.from_local(y, mesh, [Shard(1)], run_check=False).full_tensor()
 
     conv.forward = forward  # type: ignore[method-assign]
+
+
+def split_sums(model: nn.Module, plan: TpPlan) -> nn.Module:
+    """`model` (changed in place) computing, in one process, each layer `plan` splits as rducc's
+    tp step computes it (`rdu_partition`'s `_widen_partial`): a sum that runs along the split dim
+    is `plan.ranks` partial sums, each a product of the layer's 16-bit operands kept in float32,
+    added in float32 (the all-reduce) with the bias and rounded to the 16-bit type once. That is
+    a row-split linear layer's forward and a column-split one's input gradient (and a convolution
+    split by output channels: its input gradient). Every other value is one kernel's, as eager
+    autocast computes it on one device: a column-split layer's outputs and its weight's gradient
+    (no sum along the split), the other split parameters (exact: gathered, as `_Gathered`). Under
+    autocast it is the honest eager reference of a bf16 tp cell (torch's TP, `train_tp`, rounds
+    each rank's partial sum to bf16 before a bf16 all-reduce, which rducc does not); in float32
+    it computes the model's function. A vocabulary-split head's loss is taken whole (rducc sums
+    each rank's exponentials in float32: an order, not a rounding)."""
+    for name, style in plan.styles:
+        layer = model.get_submodule(name)
+        if style in STYLES.values():
+            layer.forward = partial(_split_linear, layer, dim=0 if style == "colwise" else 1,  # type: ignore[method-assign]
+                                    ranks=plan.ranks)
+        elif style == "channels":
+            layer.forward = partial(_split_channels_once, layer, ranks=plan.ranks)  # type: ignore[method-assign]
+    return model
+
+
+def _autocast_operands(*tensors: torch.Tensor | None) -> list[torch.Tensor | None]:
+    """`tensors` cast as autocast casts a matmul's operands (none outside autocast)."""
+    if not torch.is_autocast_enabled("cpu"):
+        return list(tensors)
+    dtype = torch.get_autocast_dtype("cpu")
+    return [None if t is None else t.to(dtype) for t in tensors]
+
+
+def _split_linear(layer: nn.Linear, x: torch.Tensor, dim: int, ranks: int) -> torch.Tensor:
+    """`layer(x)` with its weight split along `dim` (0: output features, 1: input features) over `ranks`."""
+    x, weight, bias = _autocast_operands(x, layer.weight, layer.bias)
+    with torch.autocast("cpu", enabled=False):
+        return _SplitLinear.apply(x, weight, bias, dim, ranks)
+
+
+def _partial_sums(products: list[torch.Tensor], out: torch.dtype, bias: torch.Tensor | None = None) -> torch.Tensor:
+    """The all-reduce of float32 partial sums (in rank order), the bias added in float32, rounded to `out` once."""
+    total = products[0].float()
+    for product in products[1:]:
+        total = total + product.float()
+    return (total if bias is None else total + bias.float()).to(out)
+
+
+class _SplitLinear(torch.autograd.Function):
+    """A linear layer computed as rducc's tp=N step computes it (`split_sums`)."""
+
+    @staticmethod
+    def forward(ctx: object, x: torch.Tensor, weight: torch.Tensor, bias: torch.Tensor | None, dim: int,
+                ranks: int) -> torch.Tensor:
+        ctx.save_for_backward(x, weight)  # type: ignore[attr-defined]
+        ctx.dim, ctx.ranks, ctx.bias = dim, ranks, bias is not None  # type: ignore[attr-defined]
+        flat = x.reshape(-1, x.shape[-1])
+        if dim == 0:
+            biases = bias.chunk(ranks) if bias is not None else [None] * ranks
+            y = torch.cat([nn.functional.linear(flat, w, b) for w, b in zip(weight.chunk(ranks), biases)], -1)
+        else:
+            y = _partial_sums([xr.float() @ wr.float().T for xr, wr in zip(flat.chunk(ranks, -1),
+                                                                          weight.chunk(ranks, -1))], x.dtype, bias)
+        return y.reshape(*x.shape[:-1], weight.shape[0])
+
+    @staticmethod
+    def backward(ctx: object, dy: torch.Tensor) -> tuple[torch.Tensor | None, ...]:
+        x, weight = ctx.saved_tensors  # type: ignore[attr-defined]
+        flat, dy = x.reshape(-1, x.shape[-1]), dy.reshape(-1, weight.shape[0]).to(x.dtype)
+        if ctx.dim == 0:  # type: ignore[attr-defined]
+            dx = _partial_sums([dr.float() @ wr.float() for dr, wr in zip(dy.chunk(ctx.ranks, -1),  # type: ignore[attr-defined]
+                                                                          weight.chunk(ctx.ranks))], x.dtype)
+        else:
+            dx = dy @ weight
+        db = dy.sum(0) if ctx.bias else None  # type: ignore[attr-defined]
+        return dx.reshape(x.shape), dy.T @ flat, db, None, None
+
+
+def _split_channels_once(conv: nn.Module, x: torch.Tensor, ranks: int) -> torch.Tensor:
+    """`conv(x)` with its output channels split over `ranks`: each rank's channels by one kernel,
+    the input's gradient the float32 sum of each rank's (`split_sums`)."""
+    x, weight, bias = _autocast_operands(x, conv.weight, conv.bias)
+    with torch.autocast("cpu", enabled=False):
+        return _SplitChannels.apply(x, weight, bias, conv, ranks)
+
+
+class _SplitChannels(torch.autograd.Function):
+    """A convolution split by output channels as rducc's tp=N step computes it."""
+
+    @staticmethod
+    def forward(ctx: object, x: torch.Tensor, weight: torch.Tensor, bias: torch.Tensor | None, conv: nn.Module,
+                ranks: int) -> torch.Tensor:
+        ctx.save_for_backward(x, weight, bias)  # type: ignore[attr-defined]
+        ctx.conv, ctx.ranks = conv, ranks  # type: ignore[attr-defined]
+        return conv._conv_forward(x, weight, bias)  # type: ignore[operator]
+
+    @staticmethod
+    def backward(ctx: object, dy: torch.Tensor) -> tuple[torch.Tensor | None, ...]:
+        from torch.func import vjp
+
+        x, weight, bias = ctx.saved_tensors  # type: ignore[attr-defined]
+        conv, ranks = ctx.conv, ctx.ranks  # type: ignore[attr-defined]
+        dy = dy.to(x.dtype)
+        if bias is None:
+            (dweight,), dbias = vjp(lambda w: conv._conv_forward(x, w, None), weight)[1](dy), None
+        else:
+            dweight, dbias = vjp(lambda w, b: conv._conv_forward(x, w, b), weight, bias)[1](dy)
+        dx = None
+        if ctx.needs_input_grad[0]:  # type: ignore[attr-defined]
+            wide = x.float()
+            dx = _partial_sums([vjp(lambda inp, w=wr: conv._conv_forward(inp, w.float(), None), wide)[1](dr.float())[0]
+                                for wr, dr in zip(weight.chunk(ranks), dy.chunk(ranks, 1))], x.dtype)
+        return dx, dweight, dbias, None, None
