@@ -71,7 +71,9 @@ experts among them (`mixtral`, `mixtral8`, `qwen2_moe` with its shared
 expert, `olmoe` top 1, `granitemoe_shared`, `qwen3_moe` 16 experts top 1)
 are one looped layer on sn40l-8 and sn40l-16 only: on one socket the layer
 is several kernels (docs/cost-model.md, "A mixture-of-experts layer on one
-socket"), so their sn40l rows read NOT met.
+socket"), so their sn40l rows read NOT met. A family whose config repeats with a
+period of several layers (`layer_types`, `no_rope_layers`: Exaone4 and SmolLM3
+every 4th layer) may instead loop one call a period (`loop_goals`).
 
 Every figure is modeled from shapes, not measured on a chip.
 
@@ -729,14 +731,29 @@ def _compile_family(family: str, targets: tuple[str, ...], layers: int):
     return decode_forms._lowered(decompose(exported), decode_forms.hf_bytes_per_token(wrapper), targets)
 
 
+def config_period(config, layers: int) -> int:
+    """The period of a config's per-layer lists (`layer_types`, `no_rope_layers`, ...: each
+    a list with one entry a layer): the fewest layers after which every list repeats (1: none,
+    or all uniform)."""
+    lists = [v for v in vars(config).values() if isinstance(v, list) and len(v) == layers]
+    return next(p for p in range(1, layers + 1) if all(v[i] == v[i + p] for v in lists for i in range(layers - p)))
+
+
+def loop_goals(config, layers: int) -> tuple[int, ...]:
+    """The looped run's call counts that cover the stack: one call a layer, or one a whole
+    period where the layers repeat with a longer period (Exaone4's and SmolLM3's four)."""
+    return tuple(sorted({layers, layers // config_period(config, layers)}, reverse=True))
+
+
 def _loop_calls(report) -> int:
     """The calls of the longest looped run of `@layer` calls (0: none looped)."""
     return max((loop.calls for loop in report.loops if loop.looped), default=0)
 
 
-def _row(section: Section, name: str, results, expected_calls: int, reference, versus: str,
+def _row(section: Section, name: str, results, expected_calls: tuple[int, ...], reference, versus: str,
          kv: tuple[int, int]) -> None:
-    """One figure per target: one loop of `expected_calls` calls, and within 2% of `reference`
+    """One figure per target: one loop of one of `expected_calls` calls (a layer's, a period's),
+    and within 2% of `reference`
     (a time per target, or `modules`' time beyond its reads per target where `versus` is the own
     roofline: `own_reference_s` of the KV state `kv`). The share printed is of the aggregate-HBM
     roofline."""
@@ -753,7 +770,8 @@ def _row(section: Section, name: str, results, expected_calls: int, reference, v
         section.add(f"{name} on {target_name}: looped / roofline / off",
                     f"{report.kernel_launches} launches ({decode_forms._loops(report)}); {roofline_s / time_s:.1%} "
                     f"of roofline ({time_s * 1e3:.3f} ms); {1 / time_s:,.0f} tok/s; {off:+.2%} vs {versus}",
-                    f"one loop of {expected_calls}, within 2%", looped == expected_calls and abs(off) <= 0.02)
+                    f"one loop of {' or '.join(map(str, expected_calls))}, within 2%",
+                    looped in expected_calls and abs(off) <= 0.02)
         print(section.figures[-1].name, section.figures[-1].value, f"[{seconds:.0f} s]", file=sys.stderr,
               flush=True)
 
@@ -790,11 +808,11 @@ def run(quick: bool) -> Section:
     times = {t: r.modeled_time_s for t, r, _, _ in modules}
     llama_kv = kv_state(models.llama31_8b_config(layers), layers, CACHED)
     beyond = beyond_reads(modules, llama_kv)
-    _row(section, "modules", modules, layers, times, "modules", llama_kv)
+    _row(section, "modules", modules, (layers,), times, "modules", llama_kv)
     for form in SELECTED_FORMS:
         versus = FORMS[form][0]
         calls = layers - 2 if form == "dense_ends" else layers
-        _row(section, form, _compile_form(form, targets, layers), calls,
+        _row(section, form, _compile_form(form, targets, layers), (calls,),
              times if versus == "modules" else beyond, versus, llama_kv)
     for family in SELECTED_FAMILIES:
         try:
@@ -804,8 +822,9 @@ def run(quick: bool) -> Section:
                         f"{str(failure).splitlines()[0][:200] if str(failure) else ''}", "compiles", False)
             print(section.figures[-1].name, section.figures[-1].value, file=sys.stderr, flush=True)
             continue
-        _row(section, f"transformers {family}", results, layers, beyond, "own roofline",
-             kv_state(family_config(family, layers), layers, CACHED))
+        config = family_config(family, layers)
+        _row(section, f"transformers {family}", results, loop_goals(config, layers), beyond, "own roofline",
+             kv_state(config, layers, CACHED))
     return section
 
 
