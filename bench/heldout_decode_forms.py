@@ -76,9 +76,9 @@ family's own structure) are held to their own roofline the same way;
 one that does not compile is a row naming the error. The mixtures of
 experts among them (`mixtral`, `mixtral8`, `qwen2_moe` with its shared
 expert, `olmoe` top 1, `granitemoe_shared`, `qwen3_moe` 16 experts top 1)
-are one looped layer on sn40l-8 and sn40l-16 only: on one socket the layer
-is several kernels (docs/cost-model.md, "A mixture-of-experts layer on one
-socket"), so their sn40l rows read NOT met. A family whose config repeats with a
+are one looped layer on every target: on one socket the layer is several
+kernels, one loop of them (docs/cost-model.md, "A mixture-of-experts layer on
+one socket"; since forms18, before which their sn40l rows read NOT met). A family whose config repeats with a
 period of several layers (`layer_types`, `no_rope_layers`: Exaone4 and SmolLM3
 every 4th layer) may instead loop one call a period (`loop_goals`).
 
