@@ -126,33 +126,4 @@ def periodic_units(block: Block) -> list[list[Operation]]:
     return [ops[start + k * stretch.period : start + (k + 1) * stretch.period] for k in range(count)]
 
 
-def holds_layers(unit: Sequence[Operation]) -> bool:
-    """Whether a unit is a period of layers: a piece of it repeated `MIN_UNITS` times
-    or more holds at least half its ops (three sliding-window layers and a global
-    one), not a few ops a layer repeats inside it (its q, k and v projections)."""
-    ops = list(unit)
-    stretch = best_period(signatures(ops))
-    if stretch is None:
-        return False
-    count = (stretch.end - rotated_start(ops, stretch)) // stretch.period
-    return count >= MIN_UNITS and 2 * count * stretch.period >= len(ops)
-
-
-def sub_units(unit: Sequence[Operation]) -> list[list[Operation]]:
-    """A unit's pieces at its own period (a period of layers that holds a repeated
-    layer: three sliding-window layers and a global one): the ops before the
-    repeated stretch, each repetition, the ops after it; `[unit]` when nothing in it
-    repeats `MIN_UNITS` times."""
-    ops = list(unit)
-    stretch = best_period(signatures(ops))
-    if stretch is None:
-        return [ops]
-    start = rotated_start(ops, stretch)
-    count = (stretch.end - start) // stretch.period
-    end = start + count * stretch.period
-    pieces = [ops[:start], *(ops[start + k * stretch.period : start + (k + 1) * stretch.period] for k in range(count)),
-              ops[end:]]
-    return [piece for piece in pieces if piece]
-
-
-__all__ = ["Periodic", "best_period", "holds_layers", "periodic_units", "rotated_start", "signatures", "sub_units"]
+__all__ = ["Periodic", "best_period", "periodic_units", "rotated_start", "signatures"]

@@ -73,12 +73,11 @@ but never across calls (`outlines_training_step` states the rule).
 
 A period of several layers (a stack whose layer kinds alternate: three layers
 with rotary and one without) is one unit of `mark_by_structure`, so one
-@layer called once a period. On one socket, where the fuser would cut that
-@layer into several kernels (asked on a copy, `split_periods`) and the
-period holds a repeated layer, each period is cut at its own period
-(`layer_periods.sub_units`) and every distinct layer is outlined once
-(@layer, @layer_1, ...): the repeated layer's calls run back to back, which
-kernel looping loops (docs/cost-model.md, "Periods of layers").
+@layer called once a period, whatever number of kernels the fuser later
+makes of it: a callee of several kernels loops as a body of its kernels
+(docs/cost-model.md, "Kernel looping"), so the period's calls are one run on
+every target. The period is found by structure alone, never by asking the
+fuser.
 
 A layer that differs from the group's first, that passes a weight where the
 first passes a computed value (or the reverse), or whose ops are interleaved
@@ -129,7 +128,7 @@ from rducc.dialects.rdu.dataflow import MapOp, ReshapeOp, SliceOp, YieldOp
 from rducc.dialects.shapes import value_bytes
 from rducc.errors import RduccError
 from rducc.passes.common import RduPass
-from rducc.passes.layer_periods import best_period, holds_layers, periodic_units, rotated_start, signatures, sub_units
+from rducc.passes.layer_periods import best_period, periodic_units, rotated_start, signatures
 from rducc.passes.rdu_partition.microbatches import JOINED, microbatch_labels
 from rducc.targets import Target
 
@@ -606,46 +605,21 @@ def largest_group(layers: Sequence[Layer], function: func.FuncOp) -> tuple[Layer
     return best
 
 
-def outline(module: ModuleOp, function: func.FuncOp, target: Target | None = None) -> int:
+def outline(module: ModuleOp, function: func.FuncOp) -> int:
     """Outline the largest group of @forward's layers that match one another
-    (`largest_group`); the number of calls made. With a one-socket `target`, a
-    period of layers that holds a repeated layer and that the fuser does not make
-    one kernel is outlined layer by layer instead (`split_periods`)."""
+    (`largest_group`); the number of calls made. A period of layers is one unit,
+    one callee, however many kernels it lowers to."""
     block = function.body.block
     adopt_unmarked(block)
     mark_by_structure(block)
     layers = _hoisted(block)
     if len(layers) < 2:
         return 0
-    split = target is not None and target.sockets == 1 and split_periods(module, function, target)
-    if split:
-        layers = _hoisted(block)
     first, matches = largest_group(layers, function)
     if not matches:
         return 0
     _outline_group(module, function, first, matches)
-    calls = len(matches) + 1
-    while split and (rest := [layer for layer in layers_of(block) if not _is_call(layer)]):
-        first, matches = largest_group(rest, function)
-        if not matches:
-            break
-        _rename(_outline_group(module, function, first, matches), _free_name(module))
-        calls += len(matches) + 1
-    return calls
-
-
-# -- periods of layers: one group, or one body per distinct layer --------------------
-#
-# A stack whose layers alternate kinds (three sliding-window layers and a global
-# one; rotary left out every 4th layer) repeats with a period of several layers,
-# and `mark_by_structure` makes each period one unit: one @layer holding the
-# period, called once a period. Kernel looping loops that only when @layer is
-# one kernel. Where the fuser cuts the period into several kernels (one socket at
-# 8B widths), the period is outlined layer by layer instead: each period is cut at
-# its own period (`layer_periods.sub_units`), every group of matching layers gets
-# one callee (@layer, @layer_1, ...), and the calls of the repeated layer run
-# back to back, a loop of each run. Whether the period is one kernel is the
-# fuser's own answer, on a copy of the module outlined by periods.
+    return len(matches) + 1
 
 
 def _hoisted(block: Block) -> list[Layer]:
@@ -657,59 +631,6 @@ def _hoisted(block: Block) -> list[Layer]:
     if len(layers) >= 2 and not _all_match(layers) and hoist_constants(block, layers):
         layers = layers_of(block)
     return layers
-
-
-def _is_call(layer: Layer) -> bool:
-    return all(isinstance(op, func.CallOp) for op in layer.ops)
-
-
-def _free_name(module: ModuleOp) -> str:
-    taken = {f.sym_name.data for f in module.ops if isinstance(f, func.FuncOp)}
-    return next(f"{CALLEE_NAME}_{n}" for n in range(1, len(taken) + 2) if f"{CALLEE_NAME}_{n}" not in taken)
-
-
-def _rename(outlining: Outlining, name: str) -> None:
-    outlining.callee.sym_name = StringAttr(name)
-    for call in outlining.calls:
-        call.callee = SymbolRefAttr(name)
-
-
-def _period_kernels(module: ModuleOp, target: Target) -> int:
-    """Kernels the fuser makes of @layer in a copy of `module` outlined by periods."""
-    from xdsl.transforms.common_subexpression_elimination import CommonSubexpressionElimination
-
-    from rducc.dialects.rdu.dataflow import KernelOp
-    from rducc.passes.rdu_fuse import RduFuse
-    from rducc.passes.rdu_split_contraction import RduSplitContraction
-
-    trial = module.clone()
-    contracts.set_target(trial, target)
-    forward = find_entry(trial)
-    assert forward is not None
-    first, matches = largest_group(layers_of(forward.body.block), forward)
-    if not matches:
-        return 0
-    _outline_group(trial, forward, first, matches)
-    for step in (RduSplitContraction(), CommonSubexpressionElimination(), RduFuse(level=2)):
-        step.apply(Context(allow_unregistered=True), trial)
-    callee = next(f for f in trial.ops if isinstance(f, func.FuncOp) and f.sym_name.data == CALLEE_NAME)
-    return sum(isinstance(op, KernelOp) for op in callee.body.walk())
-
-
-def split_periods(module: ModuleOp, function: func.FuncOp, target: Target) -> bool:
-    """Cut the block's layers (units of `mark_by_structure`) at their own period when
-    they hold a repeated layer and the fuser makes a unit more than one kernel for
-    `target`; whether it cut them."""
-    block = function.body.block
-    layers = layers_of(block)
-    if len(layers) < 2 or not holds_layers(layers[0].ops) or _period_kernels(module, target) <= 1:
-        return False
-    for layer in layers:
-        parts = sub_units(layer.ops)
-        for number, part in enumerate(parts):
-            for op in part:
-                set_layer(op, f"{layer.key}.{number}")
-    return True
 
 
 def _outline_group(
@@ -965,7 +886,7 @@ class RduOutlineLayers(RduPass):
             if outlines_training_step(forward, self.target_of(op), self.training):
                 outline_training_step(op, forward)
         else:
-            outline(op, forward, self.target_of(op))
+            outline(op, forward)
 
 
 def inline_calls(module: ModuleOp) -> ModuleOp:

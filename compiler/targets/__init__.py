@@ -326,6 +326,7 @@ def _validate(data: dict[str, Any], path: Path) -> dict[str, Any]:
         raise RduccError(f"target file {path}: missing field '{missing[0]}'")
     if not isinstance(data["name"], str) or not data["name"]:
         raise RduccError(f"target file {path}: field 'name' must be a non-empty string")
+    _take_named(data)
     ranges = {}
     for name in sorted(FIGURE_NAMES):
         value = data[name]
@@ -333,8 +334,8 @@ def _validate(data: dict[str, Any], path: Path) -> dict[str, Any]:
             ranges[name] = _ranged_figure(path, name, value)
             value = ranges[name].value
         if isinstance(value, bool) or not isinstance(value, int | float):
-            raise RduccError(f"target file {path}: field '{name}' must be a number or a table of "
-                             f"{', '.join(FIGURE_KEYS)}, got {value!r}")
+            raise RduccError(f"target file {path}: field '{name}' must be a number, a table of "
+                             f"{', '.join(FIGURE_KEYS)} or the name of another figure, got {value!r}")
         data[name] = _figure(path, name, value)
     data["ranges"] = tuple((name, ranges[name]) for name in FIGURE_NAMES if name in ranges)
     for name in _FLAGS:
@@ -344,6 +345,17 @@ def _validate(data: dict[str, Any], path: Path) -> dict[str, Any]:
     _check_together(data, path)
     _check_ends(data, data["ranges"], str(path))
     return data
+
+
+def _take_named(data: dict[str, Any]) -> None:
+    """A figure given as another figure's name takes that figure's value, and its range
+    when it has one (base.toml: `reconfigure_s = "kernel_launch_s"`, a configuration
+    load costs the target's own launch). One step only: a name naming a name stays
+    a string, which `_validate` refuses."""
+    named = {name: data[name] for name in FIGURE_NAMES if isinstance(data[name], str)}
+    for name, other in named.items():
+        if other in FIGURE_NAMES and other not in named:
+            data[name] = data[other]
 
 
 def _check_ends(data: dict[str, Any], ranges: tuple[tuple[str, Figure], ...], where: str) -> None:

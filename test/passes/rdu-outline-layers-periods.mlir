@@ -1,6 +1,6 @@
 // RUN: rducc-opt --check-roundtrip --split-input-file -p rdu-outline-layers %s | filecheck %s
 // RUN: rducc-opt --split-input-file -p 'rdu-canonicalize,rdu-outline-layers,cse,rdu-fuse{level=2},rdu-merge-maps,rdu-tile,rdu-place-tiers,rdu-insert-dma,rdu-sram-alloc' %s | filecheck %s --check-prefix=LOWERED
-// RUN: rducc-opt --check-roundtrip --split-input-file -p 'rdu-outline-layers{target="%S/Inputs/fabric-one-pmu.toml"}' %s | filecheck %s --check-prefix=SPLIT
+// RUN: rducc-opt --check-roundtrip --split-input-file -p 'rdu-outline-layers{target="%S/Inputs/fabric-one-pmu.toml"},cse,rdu-fuse{level=2 target="%S/Inputs/fabric-one-pmu.toml"}' %s | filecheck %s --check-prefix=FEW
 
 // Layer periods: layers of two kinds that alternate (sliding-window and global
 // attention, every k-th layer without rotary), no op marked with a layer. The
@@ -92,11 +92,19 @@ builtin.module attributes {rdu.level = #rdu<level graph>} {
 // CHECK:         %mm1 = rdu.matmul
 // CHECK:         func.return %h1
 
-// A period of distinct layers (A B) holds no repeated layer: it stays one group
-// even where the fuser cuts it into several kernels (one PMU).
-// SPLIT-LABEL: func.func @forward
-// SPLIT-COUNT-3: func.call @layer(
-// SPLIT-NOT:     func.call @layer_1
+// On a target whose fuser cuts the period into several kernels (one PMU: each
+// op its own), the period is still one @layer, called once a period: a period
+// is found by structure, whatever number of kernels it lowers to (a callee of
+// several kernels loops as a body of its kernels).
+// FEW-LABEL: func.func @forward
+// FEW-NEXT:    %h1 = func.call @layer(%x, %w0, %w1) {rdu.layer = "layers.0"}
+// FEW-NEXT:    %h3 = func.call @layer(%h1, %w2, %w3) {rdu.layer = "layers.1"}
+// FEW-NEXT:    %h5 = func.call @layer(%h3, %w4, %w5) {rdu.layer = "layers.2"}
+// FEW-NEXT:    func.return %h5
+// FEW:       func.func private @layer({{.*}}) -> tensor<4x8xf32> attributes {rdu.outlined_from = "layers.0", rdu.calls = 3 : i64}
+// FEW-COUNT-4: rdu.kernel
+// FEW:         func.return %h1
+// FEW-NOT:     func.func private @layer_1
 
 // Lowered: one kernel a period, called three times in a row (what kernel looping loops).
 // LOWERED-LABEL: func.func @forward
@@ -189,21 +197,16 @@ builtin.module attributes {rdu.level = #rdu<level graph>} {
 // LOWERED-LABEL: func.func @forward
 // LOWERED-COUNT-2: func.call @layer
 
-// On a target whose fuser cuts the period into several kernels (one PMU), the
-// period is outlined layer by layer: the repeated layer A is @layer (4 calls,
-// run back to back in twos: what kernel looping loops), B is @layer_1.
-// SPLIT-LABEL: func.func @forward
-// SPLIT-NEXT:    %h0 = func.call @layer(%x, %w0) {rdu.layer = "layers.0.0"}
-// SPLIT-NEXT:    %h1 = func.call @layer(%h0, %w1) {rdu.layer = "layers.0.1"}
-// SPLIT-NEXT:    %h2 = func.call @layer_1(%h1, %w2) {rdu.layer = "layers.0.2"}
-// SPLIT-NEXT:    %h3 = func.call @layer(%h2, %w3) {rdu.layer = "layers.1.0"}
-// SPLIT-NEXT:    %h4 = func.call @layer(%h3, %w4) {rdu.layer = "layers.1.1"}
-// SPLIT-NEXT:    %h5 = func.call @layer_1(%h4, %w5) {rdu.layer = "layers.1.2"}
-// SPLIT-NEXT:    func.return %h5
-// SPLIT:       func.func private @layer_1({{.*}}) -> tensor<4x8xf32> attributes {rdu.outlined_from = "layers.0.2", rdu.calls = 2 : i64}
-// SPLIT:         arith.negf
-// SPLIT:       func.func private @layer({{.*}}) -> tensor<4x8xf32> attributes {rdu.outlined_from = "layers.0.0", rdu.calls = 4 : i64}
-// SPLIT:         arith.mulf
+// Every third layer different, on the one-PMU target: one @layer of the whole
+// period (two calls, six kernels), not a callee per distinct layer.
+// FEW-LABEL: func.func @forward
+// FEW-NEXT:    %h2 = func.call @layer(%x, %w0, %w1, %w2) {rdu.layer = "layers.0"}
+// FEW-NEXT:    %h5 = func.call @layer(%h2, %w3, %w4, %w5) {rdu.layer = "layers.1"}
+// FEW-NEXT:    func.return %h5
+// FEW:       func.func private @layer({{.*}}) -> tensor<4x8xf32> attributes {rdu.outlined_from = "layers.0", rdu.calls = 2 : i64}
+// FEW-COUNT-6: rdu.kernel
+// FEW:         func.return %h2
+// FEW-NOT:     func.func private @layer_1
 
 // -----
 
@@ -264,3 +267,9 @@ builtin.module attributes {rdu.level = #rdu<level graph>} {
 // CHECK-NOT:     func.func private @layer
 // CHECK:         arith.subf
 // CHECK:         func.return %h3
+
+// Nor on the one-PMU target: every op its own kernel, none called.
+// FEW-LABEL: func.func @forward
+// FEW-NOT:     func.call
+// FEW:         func.return %h3
+// FEW-NOT:     func.func private @layer

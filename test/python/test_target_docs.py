@@ -7,8 +7,11 @@ import re
 from dataclasses import fields
 from pathlib import Path
 
+import pytest
+
 import rducc
-from rducc.targets import BASE_FILE, Target, load_target
+from rducc.errors import RduccError
+from rducc.targets import BASE_FILE, BUILTIN_DIR, Target, load_target
 
 ROOT = Path(__file__).resolve().parents[2]
 DOC = ROOT / "docs" / "targets.md"
@@ -41,3 +44,32 @@ def test_the_field_table_names_every_field_of_a_target_file():
     in_file = {f.name.removeprefix("fabric_") for f in fields(Target) if f.name not in ("source", "ranges")}
     assert documented == in_file
     assert fabric == set(re.findall(r"^([a-z_]+) =", base.split("[fabric]")[1], re.M))
+
+
+def _own_chip(tmp_path: Path, launch: str, reconfigure: str | None) -> Path:
+    """sn40l's figures as a user's own file (inheriting base.toml only), with its own
+    launch and, when given, its own configuration load."""
+    lines = []
+    for line in (BUILTIN_DIR / "sn40l.toml").read_text().splitlines():
+        if line.startswith("reconfigure_s ="):
+            line = f"reconfigure_s = {reconfigure}" if reconfigure is not None else ""
+        lines.append({"name =": 'name = "own-chip"', "kernel_launch_s =": f"kernel_launch_s = {launch}"}.get(
+            next((key for key in ("name =", "kernel_launch_s =") if line.startswith(key)), ""), line))
+    path = tmp_path / "own-chip.toml"
+    path.write_text("\n".join(lines) + "\n")
+    return path
+
+
+def test_a_configuration_load_costs_the_targets_own_launch_by_default(tmp_path):
+    """A file that leaves `reconfigure_s` out gets its own `kernel_launch_s` (base.toml
+    names it; docs/cost-model.md, "What a configuration load costs"), with its range;
+    the field table says so; a name that is no figure is refused."""
+    chip = load_target(str(_own_chip(tmp_path, "{ value = 3e-6, low = 1e-6, high = 9e-6, assumed = true, "
+                                                'source = "assumed: a launch" }', None)))
+    assert chip.reconfigure_s == chip.kernel_launch_s == 3e-6
+    assert (chip.figure("reconfigure_s").low, chip.figure("reconfigure_s").high) == (1e-6, 9e-6)
+    assert load_target(str(_own_chip(tmp_path, "4e-6", "2e-6"))).reconfigure_s == 2e-6
+    row = next(line for line in DOC.read_text().splitlines() if line.startswith("| `[fabric] reconfigure_s`"))
+    assert "no (`kernel_launch_s`)" in row
+    with pytest.raises(RduccError, match="field 'reconfigure_s' must be a number, .* or the name of another figure"):
+        load_target(str(_own_chip(tmp_path, "4e-6", '"launch"')))
