@@ -28,10 +28,7 @@ from HBM (program_walk). So no weight read every step is in DDR while HBM
 has room for more than a row of it.
 
 In a pipelined program (rdu-partition, pp > 1) each stage's sockets have
-their own HBM: a global counts against the stage that first reads it (the
-weights one outlined parameter receives from layers on several stages, each
-against its own), the activations against the stage whose ops make them
-(`stage_activation_bytes`: a user input against the stages that read it), and
+their own HBM: a global counts against the stage that first reads it, and
 `tier.hbm_weight_bytes_by_stage` / `tier.ddr_weight_bytes_by_stage` record
 one socket of each stage.
 
@@ -63,7 +60,6 @@ from rducc.dialects.contracts import (
     is_outlined,
     is_weight,
     module_target,
-    op_stage,
     result_updates,
     set_hbm_rows,
     table_rows,
@@ -100,22 +96,19 @@ def _hbm_results(op: Operation, over_globals: frozenset[SSAValue] = frozenset())
     return [r for i, r in enumerate(op.results) if result_placement(op, i) != Placement.DDR and r not in over_globals]
 
 
-def peak_activation_bytes(function: func.FuncOp, callee_peaks: dict[str, int], stage: int | None = None) -> int:
+def peak_activation_bytes(function: func.FuncOp, callee_peaks: dict[str, int]) -> int:
     """The most activation bytes live at once in `function`'s HBM, in program
     order: the user inputs throughout, each kernel's (or call's) results from
     that op to their last reader, as `rdu-insert-dma` frees them; a call adds
     its callee's own peak while it runs (an outlined layer's arguments are its
-    caller's values, live across the whole call). `stage`: only that pipeline
-    stage's sockets' HBM (`op_stage`: the results of its ops, the user inputs
-    its ops read); None: the whole program."""
+    caller's values, live across the whole call)."""
     block = function.body.block
     ops = list(block.ops)
     position = positions(block)
     dead_after: dict[int, int] = {}
     over_globals = written_in_place(function)
-    on_stage = [stage is None or op_stage(op) == stage for op in ops]
-    for op, counted in zip(ops, on_stage):
-        for result in _hbm_results(op, over_globals) if counted else ():
+    for op in ops:
+        for result in _hbm_results(op, over_globals):
             end = live_end(op, block, position, [result])
             dead_after[end] = dead_after.get(end, 0) + value_bytes(result)
     live = 0
@@ -123,27 +116,14 @@ def peak_activation_bytes(function: func.FuncOp, callee_peaks: dict[str, int], s
         live = sum(
             value_bytes(arg) for arg, a in zip(function.args, arg_attrs(function))
             if global_of(a) is None  # a weight is placed on its own
-            and (stage is None or stage in input_stages(arg))
         )
     peak = live
-    for index, (op, counted) in enumerate(zip(ops, on_stage)):
-        made = sum(value_bytes(r) for r in _hbm_results(op, over_globals)) if counted else 0
-        if counted:  # a value of this stage another stage's op reads last still dies there
-            running = callee_peaks.get(op.callee.string_value(), 0) if isinstance(op, func.CallOp) else made
-            peak = max(peak, live + running)
+    for index, op in enumerate(ops):
+        made = sum(value_bytes(r) for r in _hbm_results(op, over_globals))
+        running = callee_peaks.get(op.callee.string_value(), 0) if isinstance(op, func.CallOp) else made
+        peak = max(peak, live + running)
         live += made - dead_after.get(index, 0)
     return peak
-
-
-def input_stages(arg: SSAValue) -> set[int]:
-    """The pipeline stages whose sockets hold a user input: those of the ops that read
-    it (`op_stage`; stage 0 when none does)."""
-    return {op_stage(use.operation) for use in arg.uses} or {0}
-
-
-def stage_count(function: func.FuncOp) -> int:
-    """How many pipeline stages run `function`'s ops (1 when it is not pipelined)."""
-    return 1 + max((op_stage(op) for op in function.body.block.ops), default=0)
 
 
 def _activation_bytes(module: ModuleOp) -> int:
@@ -154,19 +134,6 @@ def _activation_bytes(module: ModuleOp) -> int:
     return max(
         (peaks[f.sym_name.data] for f in functions(module) if not is_outlined(f)), default=0
     )
-
-
-def stage_activation_bytes(module: ModuleOp) -> list[int]:
-    """Per pipeline stage, the peak of live activations on its sockets' HBM over the
-    module's entry functions (one entry when the program is not pipelined)."""
-    peaks: dict[str, int] = {}
-    for callee in callees_first(module):
-        if is_outlined(callee):
-            peaks[callee.sym_name.data] = peak_activation_bytes(callee, peaks)
-    entries = [f for f in functions(module) if not is_outlined(f)]
-    count = max((stage_count(f) for f in entries), default=1)
-    return [max((peak_activation_bytes(f, peaks, stage if count > 1 else None) for f in entries), default=0)
-            for stage in range(count)]
 
 
 def _weight_parameters(module: ModuleOp) -> dict[tuple[str, int], list[str]]:
@@ -280,33 +247,31 @@ class RduPlaceTiers(RduPass):
         target = module_target(op, self.target)
         globals_ = {g.sym_name.data: g for g in op.ops if isinstance(g, GlobalOp)}
         activations = _activation_bytes(op)
+        hbm_free = target.hbm_bytes - activations
         stages = global_stages(op)  # pipeline stages: each its own sockets' HBM
-        by_stage = stage_activation_bytes(op)
-        count = max(len(by_stage), max(stages.values(), default=0) + 1)
-        hbm_free = [target.hbm_bytes - (by_stage[s] if s < len(by_stage) else 0) for s in range(count)]
-        hbm_by_stage = [0] * count
+        hbm_by_stage = [0] * (max(stages.values(), default=0) + 1)
         ddr_by_stage = list(hbm_by_stage)
         reads = weight_reads(op)
-        groups = [_Group.of(names, globals_, reads, stages) for names in _groups_by_heat(op, globals_, reads)]
+        groups = [_Group.of(names, globals_, reads, stages.get(names[0], 0))
+                  for names in _groups_by_heat(op, globals_, reads)]
         spread = _spread_fractions(groups, hbm_free)
         for index, group in enumerate(groups):
-            hot_rows = group.rows_in_hbm(group.room(hbm_free, hbm_by_stage), spread.get(index))
+            room = hbm_free - hbm_by_stage[group.stage]
+            hot_rows = group.rows_in_hbm(room, spread.get(index))
             for name in group.names:
                 table = globals_[name]
                 table.tier = TierAttr(Tier.HBM if hot_rows is None else Tier.DDR)
                 if hot_rows:
                     set_hbm_rows(table, hot_rows)
                 in_hbm, in_ddr = table.resident_bytes()
-                hbm_by_stage[stages.get(name, 0)] += in_hbm
-                ddr_by_stage[stages.get(name, 0)] += in_ddr
+                hbm_by_stage[group.stage] += in_hbm
+                ddr_by_stage[group.stage] += in_ddr
         record_parameter_tiers(op, globals_)
         hbm_used, ddr_used = sum(hbm_by_stage), sum(ddr_by_stage)
-        if max(ddr_by_stage) > target.ddr_bytes or max(by_stage) > target.hbm_bytes:
-            worst = max(range(len(by_stage)), key=by_stage.__getitem__)
-            where = f" (pipeline stage {worst}'s sockets)" if len(by_stage) > 1 else ""
+        if max(ddr_by_stage) > target.ddr_bytes or activations > target.hbm_bytes:
             raise RduccError(
                 f"the model does not fit {target.name}: {hbm_used + ddr_used} bytes of weights "
-                f"and {by_stage[worst]} bytes of activations{where}, against {target.hbm_bytes} bytes of HBM "
+                f"and {activations} bytes of activations, against {target.hbm_bytes} bytes of HBM "
                 f"and {target.ddr_bytes} bytes of DDR"
             )
         op.attributes[contracts.HBM_WEIGHT_BYTES] = IntegerAttr(hbm_used, i64)
@@ -346,9 +311,6 @@ class _Group:
     size: int
     heat: float
     stage: int
-    """The pipeline stage holding most of its bytes (`_spread_fractions`)."""
-    parts: dict[int, int]
-    """Its bytes on each pipeline stage's sockets (each global on its own, `global_stages`)."""
     rows: int
     """Rows (`table_rows`) of each of its globals; 0 when they cannot keep a share of
     their rows in HBM (row counts differ, or a reader reads some rows more than others)."""
@@ -356,26 +318,13 @@ class _Group:
     """`rdu-place-saved` put all of them in DDR."""
 
     @staticmethod
-    def of(names: list[str], globals_: dict[str, GlobalOp], reads: dict[str, InputRead],
-           stages: dict[str, int]) -> _Group:
+    def of(names: list[str], globals_: dict[str, GlobalOp], reads: dict[str, InputRead], stage: int) -> _Group:
         tables = [globals_[n] for n in names]
         counts = {table_rows(t.global_type.get_shape()) for t in tables}
         by_rows = all(reads.get(n, InputRead(0, False)).by_rows for n in names)
         (rows,) = counts if len(counts) == 1 and by_rows else {0}
-        parts: dict[int, int] = {}
-        for name, table in zip(names, tables):
-            parts[stages.get(name, 0)] = parts.get(stages.get(name, 0), 0) + value_bytes(table.global_type)
-        return _Group(names, sum(parts.values()), heat(names, globals_, reads), max(parts, key=parts.__getitem__),
-                      parts, rows if rows > 1 else 0, all(t.tier == TierAttr(Tier.DDR) for t in tables))
-
-    def room(self, free: list[int], used: list[int]) -> int:
-        """The HBM left for it: on one stage, that stage's; across stages (one outlined
-        parameter's weights, its layers on several), as much of it as fits each
-        stage's room alike (each row's share on every stage)."""
-        shares = [(free[s] - used[s]) / part for s, part in self.parts.items() if part]
-        if len(shares) < 2:
-            return free[self.stage] - used[self.stage]
-        return int(self.size * min(shares))
+        return _Group(names, sum(value_bytes(t.global_type) for t in tables), heat(names, globals_, reads), stage,
+                      rows if rows > 1 else 0, all(t.tier == TierAttr(Tier.DDR) for t in tables))
 
     def rows_in_hbm(self, room: int, fraction: float | None) -> int | None:
         """None: all in HBM; 0: all in DDR; k > 0: the leading k rows of each in HBM.
@@ -392,7 +341,7 @@ class _Group:
         return None if rows >= self.rows else rows
 
 
-def _spread_fractions(groups: list[_Group], free: list[int]) -> dict[int, float]:
+def _spread_fractions(groups: list[_Group], free: int) -> dict[int, float]:
     """The share of its bytes each group at the margin keeps in HBM (by index in `groups`,
     hottest first): where the groups stop fitting whole, the heat of the first that does
     not is the margin, and every group of that heat whose rows can be split keeps the
@@ -405,7 +354,7 @@ def _spread_fractions(groups: list[_Group], free: list[int]) -> dict[int, float]
         members = [(i, g) for i, g in enumerate(groups) if g.stage == stage and not g.spilled]
         used, margin = 0, None
         for _, group in members:
-            if used + group.size > free[stage]:
+            if used + group.size > free:
                 margin = group.heat
                 break
             used += group.size
@@ -413,8 +362,8 @@ def _spread_fractions(groups: list[_Group], free: list[int]) -> dict[int, float]
             continue
         level = [(i, g) for i, g in members if math.isclose(g.heat, margin) and g.rows]
         taken = sum(g.size for i, g in members if g.heat > margin and not math.isclose(g.heat, margin))
-        kept = _unsplit_at_margin(members, margin, free[stage] - taken)
-        share = (free[stage] - taken - kept) / max(sum(g.size for _, g in level), 1)
+        kept = _unsplit_at_margin(members, margin, free - taken)
+        share = (free - taken - kept) / max(sum(g.size for _, g in level), 1)
         fractions.update((i, share) for i, _ in level)
     return fractions
 
