@@ -547,8 +547,8 @@ class _Pricer:
         self.seconds_known: dict[tuple[KernelOp, frozenset[int], frozenset[int]], float] = {}
         self.ends_known: dict[SSAValue, tuple[_Endpoint, ...]] = {}
         module = function.parent_op()
-        held = functions(module) if isinstance(module, ModuleOp) else [function]
-        self.rank = {op: i for i, op in enumerate(op for f in held for op in f.body.block.ops)
+        owners = functions(module) if isinstance(module, ModuleOp) else [function]
+        self.rank = {op: i for i, op in enumerate(op for f in owners for op in f.body.block.ops)
                      if isinstance(op, KernelOp)}
         """Each kernel's place in the program: the kernels are priced in this order, so
         that a price is one sum, however the values and globals asked about are held
