@@ -35,6 +35,33 @@ def positions(block: Block) -> dict[Operation, int]:
     return {op: index for index, op in enumerate(block.ops)}
 
 
+class BlockOrder(Mapping[Operation, int]):
+    """`positions(block)` kept across rewrites that insert and erase ops but move none
+    (the relative order of the ops already there holds): worked out once, and again
+    only when asked about an op inserted since (an erased op keeps a stale entry no
+    one asks about). A pass that asks order questions per rewrite holds one, where
+    `positions` per question walks the whole block each time."""
+
+    def __init__(self, block: Block) -> None:
+        self.block = block
+        self._at = positions(block)
+
+    def __getitem__(self, op: Operation) -> int:
+        at = self._at.get(op)
+        if at is None and op.parent_block() is self.block:
+            self._at = positions(self.block)
+            at = self._at[op]
+        if at is None:
+            raise KeyError(op)
+        return at
+
+    def __iter__(self) -> Iterator[Operation]:
+        return iter(self._at)
+
+    def __len__(self) -> int:
+        return len(self._at)
+
+
 def last_read(values: Iterable[SSAValue], block: Block | None, position: Mapping[Operation, int]) -> int | None:
     """The position of the last op of `block` that reads any of `values`; None when
     none does. Readers without a position (outside the ops the caller counts) are left out."""
@@ -61,4 +88,4 @@ def ops_while_live(op: Operation, frees: Callable[[Operation], bool]) -> Iterato
         current = current.next_op
 
 
-__all__ = ["in_block", "last_read", "live_end", "ops_while_live", "positions"]
+__all__ = ["BlockOrder", "in_block", "last_read", "live_end", "ops_while_live", "positions"]

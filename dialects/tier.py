@@ -7,6 +7,7 @@ allocated), and DMA between tiers. Verifiers reject what the chip cannot do.
 
 from __future__ import annotations
 
+import bisect
 from collections.abc import Iterator, Sequence
 
 from xdsl.dialects import func
@@ -29,6 +30,7 @@ from xdsl.dialects.builtin import (
 from xdsl.dialects.utils import EnumAttribute
 from xdsl.ir import (
     Attribute,
+    Block,
     Dialect,
     Operation,
     ParametrizedAttribute,
@@ -68,10 +70,11 @@ from xdsl.utils.str_enum import StrEnum
 
 from rducc.diagnostics import format_location
 from rducc.dialects import contracts
-from rducc.dialects.liveness import in_block, live_end, ops_while_live, positions
+from rducc.dialects.liveness import in_block, live_end, positions
 from rducc.dialects.op_facts import NoCompute
 from rducc.dialects.program import kernel_name
 from rducc.dialects.shapes import broadcast_shapes, value_bytes, verify_element_type
+from rducc.dialects.unchanged import holding, remembered
 
 
 class Tier(StrEnum):
@@ -235,7 +238,7 @@ class GetGlobalOp(IRDLOperation, NoCompute):
         )
 
     def verify_(self) -> None:
-        target = SymbolTable.lookup_symbol(self, self.global_name)
+        target = lookup_symbol(self, self.global_name)
         if not isinstance(target, GlobalOp):
             raise VerifyException(
                 f"'tier.get_global' refers to @{self.global_name.root_reference.data}, "
@@ -392,43 +395,134 @@ class AllocOp(IRDLOperation, NoCompute):
     def _verify_no_overlap(self, start: int, end: int) -> None:
         """Nothing placed in SRAM while this buffer is live shares its bytes: the
         later buffers of its block, the buffers and kernel values inside later
-        loops and kernels, and what the functions it is live across place."""
-        def frees(op: Operation) -> bool:
-            return isinstance(op, DeallocOp) and op.buffer == self.result
+        loops and kernels, and what the functions it is live across place (the
+        first such placement, as `sram_overlaps` finds it for its whole block)."""
+        block = self.parent_block()
+        if block is None:
+            return
+        found = remembered(("sram overlaps", block), lambda: sram_overlaps(block)).get(self)
+        if found is not None:
+            raise VerifyException(f"'tier.alloc' buffer [{start}, {end}) overlaps {found}")
 
-        for op in ops_while_live(self, frees):
-            for other, what in self._placed_by(op):
-                if ranges_overlap((start, end), other):
-                    raise VerifyException(
-                        f"'tier.alloc' buffer [{start}, {end}) overlaps {what.format(f'[{other[0]}, {other[1]})')}"
-                    )
 
-    def _placed_by(self, op: Operation) -> Iterator[tuple[tuple[int, int], str]]:
-        """The SRAM bytes `op` places while this buffer is live, each with what to
-        call them (`{}` stands for the byte range)."""
-        if isinstance(op, AllocOp) and (placed := op.byte_range) is not None:
-            if op.parent_block() is self.parent_block():
-                yield placed, "the live buffer {} allocated after it"
-            else:
-                holder = in_block(op, self.parent_block()) or op
-                yield placed, (f"the buffer {{}} allocated inside '{holder.name}'{_at(holder)} "
+def sram_overlaps(block: Block) -> dict[AllocOp, str]:
+    """Each placed `tier.alloc` of `block` that shares bytes with something placed
+    in SRAM while it is live (`ops_while_live`: up to its block's `tier.dealloc` of
+    it), with the first such placement in program order described. One sweep of
+    the block: the live buffers no placement has met yet share no byte (a later
+    buffer sharing one would have met the earlier), so each placement finds the
+    buffers it overlaps by bisection over their starts."""
+    found: dict[AllocOp, str] = {}
+    live = _LiveRanges()
+    for top in block.ops:
+        if isinstance(top, DeallocOp):
+            live.remove(top.buffer.owner)
+        for op in top.walk():
+            for placed, spared, what in _placements(op, block):
+                for alloc in live.overlapping(placed, spared):
+                    found[alloc] = what.format(f"[{placed[0]}, {placed[1]})")
+                    live.remove(alloc)
+        if isinstance(top, AllocOp) and (own := top.byte_range) is not None:
+            live.add(own, top)
+    return found
+
+
+class _LiveRanges:
+    """Live placed buffers of one block, no two sharing a byte, sorted by start."""
+
+    def __init__(self) -> None:
+        self.starts: list[int] = []
+        self.held: list[tuple[int, AllocOp]] = []
+
+    def add(self, placed: tuple[int, int], alloc: AllocOp) -> None:
+        if placed[0] < placed[1]:  # an empty buffer shares no byte
+            at = bisect.bisect_right(self.starts, placed[0])
+            self.starts.insert(at, placed[0])
+            self.held.insert(at, (placed[1], alloc))
+
+    def remove(self, alloc: object) -> None:
+        range_ = alloc.byte_range if isinstance(alloc, AllocOp) else None
+        if range_ is None:
+            return
+        at = bisect.bisect_left(self.starts, range_[0])
+        while at < len(self.starts) and self.starts[at] == range_[0]:
+            if self.held[at][1] is alloc:
+                del self.starts[at], self.held[at]
+                return
+            at += 1
+
+    def overlapping(self, placed: tuple[int, int], spared: Sequence[SSAValue]) -> list[AllocOp]:
+        """The live buffers sharing a byte with `placed`, but those whose result is in `spared`."""
+        if placed[0] >= placed[1]:
+            return []
+        at = max(bisect.bisect_right(self.starts, placed[0]) - 1, 0)
+        found: list[AllocOp] = []
+        while at < len(self.starts) and self.starts[at] < placed[1]:
+            end, alloc = self.held[at]
+            if end > placed[0] and alloc.result not in spared:
+                found.append(alloc)
+            at += 1
+        return found
+
+
+def _placements(op: Operation, block: Block) -> Iterator[tuple[tuple[int, int], Sequence[SSAValue], str]]:
+    """The SRAM bytes `op` places, each with the buffers of `block` it may share bytes
+    with (a kernel's own operands, for its body values) and what to call them (`{}`
+    stands for the byte range), as a buffer of `block` live across `op` names them."""
+    if isinstance(op, AllocOp) and (placed := op.byte_range) is not None:
+        if op.parent_block() is block:
+            yield placed, (), "the live buffer {} allocated after it"
+        else:
+            holder = in_block(op, block) or op
+            yield placed, (), (f"the buffer {{}} allocated inside '{holder.name}'{_at(holder)} "
                                "while it is live around it")
-        elif (placed := body_value_range(op)) is not None:
-            compute = op.parent_op()
-            if isinstance(compute, ComputeOp) and self.result not in compute.operands:
-                yield placed, (f"the '{op.name}' value at {{}}{_at(op)} in 'tier.compute' "
-                               f"\"{kernel_name(compute)}\" while it is live across the kernel")
-        elif isinstance(op, func.CallOp):
-            callee = op.callee.string_value()
-            for placed in callee_sram(op):
-                yield placed, f"{{}}, which @{callee} places, while it is live across the call{_at(op)}"
+    elif (placed := body_value_range(op)) is not None:
+        compute = op.parent_op()
+        if isinstance(compute, ComputeOp):
+            yield placed, compute.operands, (f"the '{op.name}' value at {{}}{_at(op)} in 'tier.compute' "
+                                             f"\"{kernel_name(compute)}\" while it is live across the kernel")
+    elif isinstance(op, func.CallOp):
+        callee = op.callee.string_value()
+        for placed in remembered(("callee sram", op.callee, _top(op)), lambda: list(callee_sram(op))):
+            yield placed, (), f"{{}}, which @{callee} places, while it is live across the call{_at(op)}"
+
+
+def lookup_symbol(op: Operation, name: SymbolRefAttr) -> Operation | None:
+    """`SymbolTable.lookup_symbol`; inside `unchanged()`, from an index of the nearest
+    symbol table's symbols made once (each lookup walks the table's ops: a verify
+    of a deep training step's `tier.get_global`s, one a weight, was quadratic)."""
+    table: Operation | None = op
+    while table is not None and not table.has_trait(SymbolTable):
+        table = table.parent_op()
+    if table is None or not holding() or name.nested_references.data:
+        return SymbolTable.lookup_symbol(op, name)
+    anchor = table
+    return remembered(("symbols", anchor), lambda: _symbols(anchor)).get(name.root_reference.data)
+
+
+def _symbols(table: Operation) -> dict[str, Operation]:
+    """The symbols `table` defines by name (the first of a name, as `SymbolTable.lookup_symbol` finds)."""
+    found: dict[str, Operation] = {}
+    for op in table.regions[0].block.ops:
+        interface = op.get_trait(SymbolOpInterface)
+        name = interface.get_sym_attr_name(op) if interface is not None else None
+        if name is not None:
+            found.setdefault(name.data, op)
+    return found
+
+
+def _top(op: Operation) -> Operation:
+    """The outermost op holding `op` (the module)."""
+    while (parent := op.parent_op()) is not None:
+        op = parent
+    return op
 
 
 def callee_sram(call: func.CallOp, seen: frozenset[str] = frozenset()) -> Iterator[tuple[int, int]]:
     """The SRAM byte ranges the function `call` runs places (its buffers and kernel
     values, and those of the functions it calls, at the offsets they were given)."""
     name = call.callee.string_value()
-    callee = SymbolTable.lookup_symbol(call, call.callee)
+    callee = lookup_symbol(call, call.callee)
     if not isinstance(callee, func.FuncOp) or name in seen:
         return
     for op in callee.walk():

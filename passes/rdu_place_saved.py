@@ -546,6 +546,17 @@ class _Pricer:
                     self.updates.setdefault(update.name, []).append(value)
         self.seconds_known: dict[tuple[KernelOp, frozenset[int], frozenset[int]], float] = {}
         self.ends_known: dict[SSAValue, tuple[_Endpoint, ...]] = {}
+        module = function.parent_op()
+        owners = functions(module) if isinstance(module, ModuleOp) else [function]
+        self.rank = {op: i for i, op in enumerate(op for f in owners for op in f.body.block.ops)
+                     if isinstance(op, KernelOp)}
+        """Each kernel's place in the program: the kernels are priced in this order, so
+        that a price is one sum, however the values and globals asked about are held
+        (a set of names iterates in the order of the process's hash seed)."""
+
+    def in_order(self, kernels: Iterable[KernelOp]) -> list[KernelOp]:
+        """`kernels` in program order (`rank`)."""
+        return sorted(kernels, key=lambda kernel: self.rank.get(kernel, len(self.rank)))
 
     def runs(self, kernel: KernelOp) -> int:
         """How often `kernel` runs a step: once, or once per call of the callee holding it."""
@@ -595,7 +606,7 @@ class _Pricer:
         for kernel, writes, index in ends:
             reads_, writes_ = found.setdefault(kernel, (set(), set()))
             (writes_ if writes else reads_).add(index)
-        return found
+        return {kernel: found[kernel] for kernel in self.in_order(found)}
 
     def add_to(self, sets: dict[KernelOp, tuple[set[int], set[int]]], values: Iterable[SSAValue],
                globals_: Iterable[str] = ()) -> None:
@@ -642,7 +653,7 @@ class _Pricer:
         with `before`'s in DDR (each kernel timed with all of its DDR bytes at once)."""
         now, then = self.sets(values, globals_), self.sets(*before)
         seconds = 0.0
-        for kernel in {**now, **then}:
+        for kernel in self.in_order({**now, **then}):
             runs = self.runs(kernel)
             if runs:
                 seconds += runs * (self.kernel_s(kernel, *now.get(kernel, ((), ())))
@@ -901,7 +912,8 @@ def _keep_globals(plan: _Plan, sizes: dict[str, int], room: int, fixed: frozense
     large one that alone frees enough): each group, largest first, back to HBM while
     the globals in HBM and the activations' peak still fit in `room` plus them."""
     spare = room - sum(s for n, s in sizes.items() if n not in plan.ddr_globals)
-    for names in sorted(_global_groups({n: sizes[n] for n in plan.ddr_globals - fixed if n in sizes}, together),
+    spilled = {n: size for n, size in sizes.items() if n in plan.ddr_globals and n not in fixed}  # the step's order
+    for names in sorted(_global_groups(spilled, together),
                         key=lambda group: -sum(sizes[n] for n in group)):
         size = sum(sizes[n] for n in names)
         if len(names) == len(together.get(names[0], names)) and size <= spare:

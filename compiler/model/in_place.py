@@ -39,7 +39,7 @@ def tiles_over(kernel: KernelOp, old: SSAValue, index: int) -> bool:
     group = remembered(("kernel group", kernel), lambda: kernel_group(kernel))
     if not args:
         return True  # read only by kernels before this one
-    if len(args) != 1 or args[0] in gathered_inputs(group):
+    if len(args) != 1 or args[0] in remembered(("gathered inputs", kernel), lambda: gathered_inputs(group)):
         return False
     position = kernel.body.block.args.index(args[0])
     plan = tile_plan_of(kernel)

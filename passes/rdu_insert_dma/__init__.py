@@ -510,8 +510,10 @@ def lower_views(kernel: KernelOp, env: dict[SSAValue, SSAValue], out: _Emitter) 
     return True
 
 
-def _global_buffer(module: ModuleOp, name: str, out: _Emitter) -> SSAValue:
-    target = next((g for g in module.ops if isinstance(g, GlobalOp) and g.sym_name.data == name), None)
+def _global_buffer(globals_: dict[str, GlobalOp], name: str, out: _Emitter) -> SSAValue:
+    """A `tier.get_global` of global `name` (`globals_`: the module's by name, made once
+    per function: a scan of the module per global was quadratic in a deep step)."""
+    target = globals_.get(name)
     if target is None or target.tier is None:
         raise RduccError(f"global @{name} has no tier: run rdu-place-tiers first")
     buffer = BufferType(target.tier.data, list(target.global_type.get_shape()), target.global_type.element_type)
@@ -554,10 +556,11 @@ def lower_function(module: ModuleOp, function: func.FuncOp, target: Target | Non
     for (arg, _), new in zip(user, block.args):
         env[arg] = new
         new.name_hint = arg.name_hint
+    globals_ = {g.sym_name.data: g for g in module.ops if isinstance(g, GlobalOp)}
     for arg, a in zip(old.args, attrs):
         reference = global_of(a)
         if reference is not None:
-            env[arg] = _global_buffer(module, reference, out)
+            env[arg] = _global_buffer(globals_, reference, out)
             env[arg].name_hint = arg.name_hint
     results: list[SSAValue] = []
     used = Room()  # what values kept from the kernel before take beside this one's working set

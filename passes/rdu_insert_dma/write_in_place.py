@@ -55,7 +55,7 @@ from xdsl.dialects.builtin import FunctionType, ModuleOp, TensorType
 from xdsl.ir import Block, BlockArgument, Operation, SSAValue
 
 from rducc.dialects.contracts import Update, arg_attrs, input_label, result_updates
-from rducc.dialects.liveness import in_block, positions
+from rducc.dialects.liveness import BlockOrder, in_block, positions
 from rducc.dialects.program import find_entry, functions
 from rducc.dialects.rdu.dataflow import BroadcastOp, MapOp, ReshapeOp, ScatterOp, SliceOp, TransposeOp, YieldOp
 from rducc.dialects.shapes import element_of, num_elements, shape_of
@@ -87,16 +87,17 @@ def write_back_in_place(module: ModuleOp, whole_over: frozenset[int] = frozenset
         return
     proposals: dict[func.CallOp, set[tuple[int, int, bool]]] = {}
     reads = _global_reads(forward)
+    orders = Orders()
     for position, (update, result) in enumerate(zip(updates, returned.arguments)):
         target = _updated_buffer(forward, update, reads) if update is not None else None
         if target is None:
             continue
         whole = update is not None and update.kind == "buffer" and position in whole_over
         if isinstance(result.owner, func.CallOp):
-            _propose(result.owner, result, target, proposals, whole)
-        elif not rewrite_rows(forward.body.block, result, target) and whole:
-            rewrite_whole(forward.body.block, result, target)
-    _rewrite_callees(module, proposals)
+            _propose(result.owner, result, target, proposals, whole, orders)
+        elif not rewrite_rows(forward.body.block, result, target, orders) and whole:
+            rewrite_whole(forward.body.block, result, target, orders)
+    _rewrite_callees(module, proposals, orders)
     _retype_results(forward.body.block)  # a call's result may be a global's buffer in DDR now
 
 
@@ -109,6 +110,16 @@ def whole_positions(module: ModuleOp) -> frozenset[int]:
         return frozenset()
     over = written_in_place(forward)
     return frozenset(i for i, value in enumerate(returned.arguments) if value in over)
+
+
+class Orders(dict[Block, BlockOrder]):
+    """Each block's `BlockOrder`, made on first use: one rewrite's order questions
+    (what reads a buffer before or after a write) for every updated global, over
+    the one order (the rewrites insert and erase ops, and move none)."""
+
+    def __missing__(self, block: Block) -> BlockOrder:
+        self[block] = BlockOrder(block)
+        return self[block]
 
 
 def _global_reads(function: func.FuncOp) -> dict[str, list[SSAValue]]:
@@ -132,14 +143,14 @@ def _updated_buffer(function: func.FuncOp, update: Update, reads: dict[str, list
 
 
 def _propose(call: func.CallOp, result: SSAValue, target: SSAValue,
-             proposals: dict[func.CallOp, set[tuple[int, int, bool]]], whole: bool) -> None:
+             proposals: dict[func.CallOp, set[tuple[int, int, bool]]], whole: bool, orders: Orders) -> None:
     """Record that `call`'s result #j is the new value of its argument #i (when the
     call passes `target` once and nothing reads `target` after the call); `whole`:
     the argument is a global's buffer, which a whole update may overwrite."""
     passed = [i for i, value in enumerate(call.arguments) if value == target]
     block = call.parent_block()
     pairs = proposals.setdefault(call, set())
-    if len(passed) == 1 and block is not None and not _read_after(target, call, block):
+    if len(passed) == 1 and block is not None and not _read_after(target, call, orders[block]):
         pairs.add((_result_index(call, result), passed[0], whole))
 
 
@@ -147,7 +158,8 @@ def _result_index(op: Operation, result: SSAValue) -> int:
     return next(i for i, r in enumerate(op.results) if r == result)
 
 
-def _rewrite_callees(module: ModuleOp, proposals: dict[func.CallOp, set[tuple[int, int, bool]]]) -> None:
+def _rewrite_callees(module: ModuleOp, proposals: dict[func.CallOp, set[tuple[int, int, bool]]],
+                     orders: Orders) -> None:
     """Rewrite inside each outlined layer the (result, argument) pairs every call of it agrees on."""
     calls: dict[str, list[func.CallOp]] = {}
     for function in functions(module):
@@ -162,8 +174,8 @@ def _rewrite_callees(module: ModuleOp, proposals: dict[func.CallOp, set[tuple[in
             returned = block.last_op
             assert isinstance(returned, func.ReturnOp)
             result, target = returned.arguments[result_index], block.args[arg_index]
-            if not rewrite_rows(block, result, target) and whole:
-                rewrite_whole(block, result, target)
+            if not rewrite_rows(block, result, target, orders) and whole:
+                rewrite_whole(block, result, target, orders)
         if agreed:
             _retype_results(block)  # an argument's buffer in DDR returned where an HBM buffer was
 
@@ -180,11 +192,12 @@ class _RowUpdate:
     """The buffer's dim the rows are along (the scatter's, through any transposes)."""
 
 
-def rewrite_rows(block: Block, result: SSAValue, target: SSAValue) -> bool:
+def rewrite_rows(block: Block, result: SSAValue, target: SSAValue, orders: Orders | None = None) -> bool:
     """Make `result` (an HBM buffer of `block` holding `target` with rows replaced)
     an in-place write of those rows into `target`; False (nothing changed) when
-    the pattern or its safety conditions do not hold."""
-    found = _row_update(block, result, target)
+    the pattern or its safety conditions do not hold (`orders`: the blocks' orders
+    the caller holds across its rewrites)."""
+    found = _row_update(block, result, target, (orders if orders is not None else Orders())[block])
     if found is None:
         return False
     write, compute, dim = found.write, found.compute, found.dim
@@ -213,14 +226,16 @@ def rewrite_rows(block: Block, result: SSAValue, target: SSAValue) -> bool:
     return True
 
 
-def rewrite_whole(block: Block, result: SSAValue, target: SSAValue) -> bool:
+def rewrite_whole(block: Block, result: SSAValue, target: SSAValue, orders: Orders | None = None) -> bool:
     """Make `result` (an HBM buffer of `block`, the whole new value of the global
     buffer `target`) `target` itself: the kernel's write-back DMA writes over the
     old value, so the step never holds two copies (an optimizer's update of a
     weight or of a moment). Only when the one write is a whole DMA of an untiled
     `tier.compute`'s output in `block` and nothing reads `target` after it, or the
     writes are a tile loop's windows that the loop reads the old value through
-    alike (`_tile_loop_writing`); False (nothing changed) otherwise."""
+    alike (`_tile_loop_writing`); False (nothing changed) otherwise (`orders`: as
+    `rewrite_rows`')."""
+    order = (orders if orders is not None else Orders())[block]
     alloc = result.owner
     if not isinstance(alloc, AllocOp) or alloc.parent_block() is not block or not _same_but_tier(result, target):
         return False
@@ -233,14 +248,14 @@ def rewrite_whole(block: Block, result: SSAValue, target: SSAValue) -> bool:
     dmas = [w for w in writes if isinstance(w, DmaOp)]
     if len(dmas) == 1 and not dmas[0].dst_offsets and dmas[0].parent_block() is block:
         write: Operation = dmas[0]
-        if _writer_of(dmas[0].source, block) is None or any(_read_after(a, write, block) for a in _aliases(target)):
+        if _writer_of(dmas[0].source, block) is None or any(_read_after(a, write, order) for a in _aliases(target)):
             return False
     else:
-        loop = _tile_loop_writing(block, dmas, target)
+        loop = _tile_loop_writing(dmas, target, order)
         if loop is None:
             return False
         write = loop
-    if _read_before(result, write, block):
+    if _read_before(result, write, order):
         return False
     for use in list(result.uses):
         if isinstance(use.operation, DeallocOp):
@@ -253,12 +268,13 @@ def rewrite_whole(block: Block, result: SSAValue, target: SSAValue) -> bool:
     return True
 
 
-def _tile_loop_writing(block: Block, writes: list[DmaOp], target: SSAValue) -> Operation | None:
-    """The tile loop of `block` (an `scf.for`) whose window DMAs `writes` write the
+def _tile_loop_writing(writes: list[DmaOp], target: SSAValue, order: BlockOrder) -> Operation | None:
+    """The tile loop of `order`'s block (an `scf.for`) whose window DMAs `writes` write the
     new value, when the old value `target` is read there only by window DMAs of the
     slab of the tiled dim that a write writes (`_slab`), each before that write in
     the loop's body, and not after the loop: tile i reads its slab of the old value
     before writing it, and no other tile reads that slab; else None."""
+    block = order.block
     loops = {in_block(w, block) for w in writes}
     loop = loops.pop() if len(loops) == 1 else None
     if not isinstance(loop, scf.ForOp) or any(not w.dst_offsets or w.parent_block() is not loop.body.block
@@ -266,11 +282,11 @@ def _tile_loop_writing(block: Block, writes: list[DmaOp], target: SSAValue) -> O
         return None
     body = positions(loop.body.block)
     slabs = {_slab(loop, w.dst_offsets, w.source.type.get_shape()): body[w] for w in writes}  # type: ignore[attr-defined]
-    at = positions(block)[loop]
+    at = order[loop]
     for alias in _aliases(target):
         for use in alias.uses:
             top = in_block(use.operation, block)
-            if top is None or positions(block)[top] < at:
+            if top is None or order[top] < at:
                 continue
             read = use.operation
             if top is not loop or alias is not target or not isinstance(read, DmaOp) or read.source != target \
@@ -335,15 +351,14 @@ def _aliases(buffer: SSAValue) -> list[SSAValue]:
     return found
 
 
-def _read_before(value: SSAValue, op: Operation, block: Block) -> bool:
-    """Whether an op of `block` before `op` (or nested in one) uses `value`."""
-    position = positions(block)
-    at = position[op]
-    return any((top := in_block(use.operation, block)) is not None and position.get(top, at) < at
+def _read_before(value: SSAValue, op: Operation, order: BlockOrder) -> bool:
+    """Whether an op of `order`'s block before `op` (or nested in one) uses `value`."""
+    at = order[op]
+    return any((top := in_block(use.operation, order.block)) is not None and order.get(top, at) < at
                for use in value.uses)
 
 
-def _row_update(block: Block, result: SSAValue, target: SSAValue) -> _RowUpdate | None:
+def _row_update(block: Block, result: SSAValue, target: SSAValue, order: BlockOrder) -> _RowUpdate | None:
     """The rewrite's pattern and safety conditions (module docstring), or None."""
     alloc = result.owner
     if not isinstance(alloc, AllocOp) or alloc.parent_block() is not block or not _same_but_tier(result, target):
@@ -369,7 +384,7 @@ def _row_update(block: Block, result: SSAValue, target: SSAValue) -> _RowUpdate 
     if not _loads_whole(compute.ins[old.index], target, block):
         return None
     rows = row_list(scatter.index, scatter.dim.value.data)
-    if rows is None or _read_after(target, write, block):
+    if rows is None or _read_after(target, write, order):
         return None
     return _RowUpdate(write, compute, scatter, rows, to_scatter.index(scatter.dim.value.data))
 
@@ -425,11 +440,10 @@ def row_list(index: SSAValue, dim: int) -> SSAValue | None:
         value = owner.input
 
 
-def _read_after(value: SSAValue, op: Operation, block: Block) -> bool:
-    """Whether an op of `block` after `op` (or nested in one) uses `value`."""
-    position = positions(block)
-    at = position[op]
-    return any((top := in_block(use.operation, block)) is not None and position.get(top, -1) > at
+def _read_after(value: SSAValue, op: Operation, order: BlockOrder) -> bool:
+    """Whether an op of `order`'s block after `op` (or nested in one) uses `value`."""
+    at = order[op]
+    return any((top := in_block(use.operation, order.block)) is not None and order.get(top, -1) > at
                for use in value.uses)
 
 

@@ -38,9 +38,18 @@ def test_each_kernel_is_asked_once(monkeypatch: pytest.MonkeyPatch) -> None:
         return loops(group)
 
     monkeypatch.setattr(in_place, "candidate_loops", counted)
+    gathered: list[object] = []
+    gathers = in_place.gathered_inputs
+
+    def counted_gathers(group):  # type: ignore[no-untyped-def]
+        gathered.append(group.ops[0].parent_op())
+        return gathers(group)
+
+    monkeypatch.setattr(in_place, "gathered_inputs", counted_gathers)
     found = in_place.written_in_place(entry)
     assert len(found) > len(set(asked)) >= 1  # several updates of one kernel
     assert len(asked) == len(set(asked))
+    assert len(gathered) == len(set(gathered)) >= 1  # each kernel's gathered inputs found once too
     with afresh():
         again = in_place.written_in_place(entry)
     assert again == found and len(asked) > 2 * len(set(asked))
