@@ -84,8 +84,6 @@ INPUTS: dict[str, tuple[str, str]] = {
     "complex": ("complex.pt2", "a model taking a complex64 input and computing its arcsine (no pair form)"),
     "sparse_inside": ("sparse_inside.pt2", "a model adding 1 to the dense form of its input's `to_sparse()`"),
     "hash_f64": ("hash_f64.pt2", "a model returning `torch.hash_tensor` of its float64 input"),
-    "train_dropout": ("train_dropout.pt2", "a model with nn.Dropout exported without eval()"),
-    "train_rrelu": ("train_rrelu.pt2", "a model with nn.RReLU exported without eval()"),
     "loss_model": ("loss.pt2", "an MLP whose forward returns its cross-entropy loss (a model to train)"),
     "vector_loss": ("vector_loss.pt2", "a model whose forward returns one loss per sample (not reduced)"),
     "frozen_model": ("frozen.pt2", "loss.pt2 with every parameter frozen (requires_grad False)"),
@@ -605,8 +603,6 @@ CASES: list[ErrorCase] = [
     ErrorCase("the bits of a float64 value under --f64 demote", RDUCC, ("{hash_f64}", "--f64", "demote", *OUT),
               "aten.view.dtype (reads the bits of a float64 value (view(dtype), hash_tensor), which --f64 demote "
               "computes in float32: they would be float32's bits; compile with --f64 emulate): 1 use, first at"),
-    ErrorCase("dropout exported in training mode", RDUCC, ("{train_dropout}", *OUT), "export the model in eval() mode (torch.export.export(model.eval(), ...)):\n  aten.native_dropout.default (dropout with train=True, in nn.Dropout): 1 use, first at"),
-    ErrorCase("RReLU exported in training mode", RDUCC, ("{train_rrelu}", *OUT), "aten.rand.default (a random draw of nn.RReLU in training mode): 1 use, first at"),
     ErrorCase("attention backward with dropout", RDUCC, ("{attention_dropout}", *OUT), "attention with dropout_p=0.1 in training: its random mask is drawn inside torch's fused kernel and not saved for the backward"),
     ErrorCase("model too large for HBM+DDR", RDUCC, ("{model}", "--target", "{tiny_memory}", *OUT), "the model does not fit tiny_memory"),
     ErrorCase("kernel impossible to tile into SRAM", RDUCC, ("{model}", "--target", "{tiny_sram}", *OUT), "cannot be tiled", located=True),
@@ -1164,11 +1160,6 @@ def _model_files(paths: dict[str, Path]) -> None:
             return torch.ops.aten._scaled_dot_product_flash_attention_for_cpu_backward(q, q, q, q, out, lse, 0.1, False)
 
     _export(AttentionDropoutBackward(), (torch.randn(1, 2, 4, 8),), paths["attention_dropout"])
-    with torch.no_grad():  # left in training mode (no .eval()), as a new user exports
-        for key, layer in (("train_dropout", nn.Dropout(0.1)), ("train_rrelu", nn.RReLU())):
-            model = nn.Sequential(nn.Linear(8, 8), layer)
-            torch.export.save(torch.export.export(model, (torch.randn(4, 8),)), str(paths[key]))
-
     class Tiny(nn.Module):
         def forward(self, x):
             return x + 1
