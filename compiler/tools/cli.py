@@ -15,7 +15,7 @@ import traceback
 import warnings
 from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, TextIO
 
 from rducc import __version__
 from rducc.dialects.contracts import Level, is_placed, set_weights_file
@@ -684,7 +684,8 @@ def rducc_warnings_printed(tool: str) -> Iterator[None]:
     (other warnings as Python prints them)."""
     shown = warnings.showwarning
 
-    def show(message, category, filename, lineno, file=None, line=None):  # type: ignore[no-untyped-def]
+    def show(message: Warning | str, category: type[Warning], filename: str, lineno: int,
+             file: TextIO | None = None, line: str | None = None) -> None:
         if issubclass(category, RduccWarning):
             print(f"{tool}: warning: {message}", file=sys.stderr)
         else:

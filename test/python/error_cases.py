@@ -81,6 +81,9 @@ INPUTS: dict[str, tuple[str, str]] = {
     "window_program": ("window.mlir", "y.narrow(0, i.item(), 2) of a [5, 2] input: any start inside"),
     "window_past_end": ("start_4.npy", "i = 4 (a window of 2 from row 4 of 5)"),
     "window_rows": ("window_rows.npy", "a [5, 2] float32 input"),
+    "topk_program": ("topk.mlir", "torch.topk(y, k.item()).values.sum(-1) of a [3, 6] input: any k up to 6"),
+    "topk_seven": ("k_7.npy", "k = 7 (more than a row of 6 holds)"),
+    "topk_rows": ("topk_rows.npy", "a [3, 6] float32 input"),
     "complex": ("complex.pt2", "a model taking a complex64 input and computing its arcsine (no pair form)"),
     "sparse_inside": ("sparse_inside.pt2", "a model adding 1 to the dense form of its input's `to_sparse()`"),
     "hash_f64": ("hash_f64.pt2", "a model returning `torch.hash_tensor` of its float64 input"),
@@ -594,6 +597,9 @@ CASES: list[ErrorCase] = [
     ErrorCase("rducc-run: a window read with .item() past the input's end", RUN,
               ("{window_program}", "--input", "{window_past_end}", "--input", "{window_rows}", "--output", "out.npz"),
               "'slice': the start read with .item() puts the window of 2 outside the 5 elements along dim 0"),
+    ErrorCase("rducc-run: a topk's k read with .item() past its row", RUN,
+              ("{topk_program}", "--input", "{topk_seven}", "--input", "{topk_rows}", "--output", "out.npz"),
+              "'topk': k read with .item() is more than the capacity of 6 compiled for (or less than 0)"),
     ErrorCase("complex op without a pair form", RDUCC, ("{complex}", *OUT),
               "aten.asin.default (on complex values, which rducc computes as pairs of reals; no pair form yet)"),
     ErrorCase("a sparse tensor read inside the program", RDUCC, ("{sparse_inside}", *OUT),
@@ -1146,6 +1152,14 @@ def _model_files(paths: dict[str, Path]) -> None:
     rducc.compile(Window(), (torch.tensor(1), torch.randn(5, 2)), opt_level=0).save(paths["window_program"])
     np.save(paths["window_past_end"], np.array(4))
     np.save(paths["window_rows"], np.ones((5, 2), dtype=np.float32))
+
+    class TopK(nn.Module):
+        def forward(self, k, y):
+            return torch.topk(y, k.item()).values.sum(-1)
+
+    rducc.compile(TopK(), (torch.tensor(2), torch.randn(3, 6)), opt_level=0).save(paths["topk_program"])
+    np.save(paths["topk_seven"], np.array(7))
+    np.save(paths["topk_rows"], np.ones((3, 6), dtype=np.float32))
 
     class Qr(nn.Module):
         def forward(self, x):

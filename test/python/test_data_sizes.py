@@ -159,7 +159,7 @@ def test_data_sizes_match_eager_and_other_sizes_are_errors(opt_level: int) -> No
     inputs = list(_inputs())
     at = sum(len(case[1]) for case in list(CASES.values())[:list(CASES).index("runs_and_splits")])
     inputs[at + 1] = torch.tensor([2, 2])  # other split points: the slices' read bounds are checked
-    with pytest.raises(RduccError, match=r"'slice': .*\.item\(\) is not 1 in `parts = torch\.tensor_split"):
+    with pytest.raises(RduccError, match=r"'slice': .*\.item\(\) is not 1 (or .* )?in `parts = torch\.tensor_split"):
         program(*inputs)
 
 
