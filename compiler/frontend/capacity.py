@@ -353,7 +353,9 @@ def _node_failures(node: Node, shapes: _Shapes) -> set[sympy.Symbol]:
     outputs = shapes.exact(shapes.original.get(node))
     numbers = set().union(*(_free(shapes.original[a].node.expr) for a in _arg_nodes(node)
                             if isinstance(shapes.original.get(a), torch.SymInt)
-                            and shapes.original[a].node.expr not in shapes.compacted))
+                            and shapes.original[a].node.expr not in shapes.compacted
+                            and not (_takes_as_value(node, a) and _counted_number(a, shapes))))
+    # (a number computed from counts, taken as a value (`x / max(rows.shape[0], 1)`), reads the counts at run time)
     involved = (inputs | outputs | shapes.mixed(shapes.original.get(node)) | numbers) & set(shapes.capacity)
     if not involved:
         return set()

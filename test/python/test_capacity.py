@@ -493,3 +493,19 @@ def test_sizes_read_with_item_pad_to_a_capacity_and_match_eager(opt_level: int) 
         assert len(message.splitlines()) == 1 and op in message, message
         line = "" if marker is None else f"{_line_of('# marker: ' + marker)}:"
         assert f"test_capacity.py:{line}" in message, message
+
+
+class CountAsDivisor(nn.Module):
+    """The positive elements' sum over their count, read from the nonzero positions' shape through
+    Python's max (a number computed from a padded count, taken as a value)."""
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        idx = (x > 0).nonzero()
+        return x.clamp(min=0).sum() / max(idx.shape[0], 1)
+
+
+def test_a_number_computed_from_a_padded_count_reads_it_at_run_time() -> None:
+    """It was the example's count, unchecked: other counts gave wrong results."""
+    program = rducc.compile(torch.export.export(CountAsDivisor(), (_randn(4, 6, seed=0),)), opt_level=0)
+    for x in (_randn(4, 6, seed=1), _randn(4, 6, seed=2).abs(), -_randn(4, 6, seed=3).abs()):
+        torch.testing.assert_close(program(x), CountAsDivisor()(x))
