@@ -12,3 +12,8 @@ class RduccError(Exception):
 
 class UnsupportedOpsError(RduccError):
     """The model uses operators (or forms of them) that rducc cannot import."""
+
+
+class RduccWarning(UserWarning):
+    """Something the user may not have meant, that still compiles: the CLIs print
+    `rducc: warning: <message>` for these (Python's warning machinery elsewhere)."""

@@ -59,6 +59,50 @@ def histc(self: torch.Tensor, bins: int = 100, min: float = 0, max: float = 0) -
     return one_hot.to(self.dtype).sum(0)
 
 
+@decomposes("aten.take.default")
+def take(self: torch.Tensor, index: torch.Tensor) -> torch.Tensor:
+    """The elements of the flattened input at `index` (a negative one counting from the end), in
+    `index`'s shape. torch's own decomposition indexes with a 0-d index as a number read from the
+    data; a gather here takes any index shape, an index out of range failing at run time as in eager."""
+    flat = self.reshape(-1)
+    where = index.reshape(-1)
+    where = torch.where(where < 0, where + flat.numel(), where)
+    return flat.index_select(0, where).reshape(index.shape)
+
+
+@decomposes("aten._histogramdd_from_bin_tensors.default")
+def histogramdd_from_bin_tensors(
+    self: torch.Tensor, bins: Sequence[torch.Tensor], *, weight: torch.Tensor | None = None, density: bool = False,
+) -> torch.Tensor:
+    """`torch.histogramdd` with given edges: each row of the last dim's D coordinates counted (or its
+    weight added) in the bin its coordinates fall in, edges[i] <= x < edges[i + 1] (the last bin closed
+    on the right, as torch's kernel takes it); rows with a coordinate outside the edges, or NaN, are not
+    counted. With `density`, the counts over their total and each dim's bin widths."""
+    values = self.reshape(-1, self.shape[-1])
+    sizes = [int(edges.numel()) - 1 for edges in bins]
+    total = math.prod(sizes)
+    flat = torch.zeros(values.shape[0], dtype=torch.int64, device=self.device)
+    inside = torch.ones(values.shape[0], dtype=torch.bool, device=self.device)
+    for dim, (edges, size) in enumerate(zip(bins, sizes)):
+        x = values[:, dim]
+        inside = inside & (x >= edges[0]) & (x <= edges[-1])
+        place = (_count_below(edges, x, True, False) - 1).clamp(0, max(size - 1, 0))
+        flat = flat * size + place
+    flat = torch.where(inside, flat, total)  # outside: one spare bin, sliced off
+    added = torch.ones(values.shape[0], dtype=self.dtype, device=self.device) if weight is None \
+        else weight.reshape(-1).to(self.dtype)
+    spare = torch.zeros(total + 1, dtype=self.dtype, device=self.device)
+    hist = spare.index_put((flat,), added, accumulate=True)[:total].reshape(sizes)
+    if not density:
+        return hist
+    hist = hist / hist.sum()
+    for dim, edges in enumerate(bins):
+        shape = [1] * len(sizes)
+        shape[dim] = sizes[dim]
+        hist = hist / (edges[1:] - edges[:-1]).reshape(shape)
+    return hist
+
+
 @decomposes("aten.repeat_interleave.Tensor")
 def repeat_interleave(repeats: torch.Tensor, output_size: int | None = None) -> Any:
     """The index each output position repeats: how many cumulative counts are <= it.

@@ -5,7 +5,8 @@ Token routing splits tokens by per-expert counts the data decides:
 `torch.where(choice == e)` (a `nonzero`), `x[choice == e]` (a boolean
 mask; `h[attention_mask.bool()]` one of two dims), `x.masked_select(mask)`,
 `rows.repeat_interleave(counts, dim=0)`, `tokens.split(counts.tolist())` (a `split_with_sizes` of sizes read
-with `.item()`). torch.export records each
+with `.item()`); a slice to an end read with `.item()` (`x[:n.item()]`, from a static start) and
+`torch.topk(x, k.item())` make such counts too. torch.export records each
 count as an unbacked symbol with the bound it proved (`u0 <= tokens`: every
 token to one expert; `repeat_interleave`'s total has none unless the model
 bounds it with `torch._check`). Where every op that touches such a count is one this
@@ -20,7 +21,10 @@ the user's smaller `capacity`; the user's alone where none is recorded) instead 
   `repeat_interleave(repeats)`'s position j is the number of running sums at or
   below j, the pad (past the total) clamped to the last index,
   a split's piece `i` is the rows `offset_i + arange(capacity)` (clamped into
-  range); the count itself is a tensor of the program (`mask.sum()`, the tensor
+  range); a slice to a read end is the static slice of capacity rows from its start, `topk` the
+  capacity largest (their first k are eager's, in order), their count computed from the read
+  tensor (the end as Python's slicing takes it) and checked between torch's recorded bounds;
+  the count itself is a tensor of the program (`mask.sum()`, the tensor
   read with `.item()`), checked against the capacity at run time (an overflow
   is one `rdu.check` error naming the op and its source line);
 - ops that keep the padded dim as a whole dim and do not combine along it
@@ -208,6 +212,41 @@ def _split_counts(node: Node, original: dict[Node, Any]) -> list[sympy.Symbol] |
     return symbols if isinstance(length, int) else None
 
 
+def _read_tensor(size: Any) -> Node | None:
+    """The 0-d tensor a size was read from with `.item()` (None for any other size)."""
+    if isinstance(size, Node) and size.target in _READS and isinstance(size.args[0], Node):
+        return size.args[0]
+    return None
+
+
+def _static_start(start: Any) -> int | None:
+    return 0 if start is None else start if isinstance(start, int) and start >= 0 else None
+
+
+def _read_bounded(node: Node, original: dict[Node, Any]) -> tuple[int, sympy.Symbol, int] | None:
+    """A slice or topk whose result size along one dim is a count read with `.item()`: `x[:n]`
+    (a slice from a static start to an end so read, step 1) or a sorted `topk(x, k)`. Returns (the dim,
+    the count's symbol, the most it can be: the rows from the start to the end of the input)."""
+    value = original.get(node)
+    if node.target is aten.slice.Tensor and isinstance(value, torch.Tensor) and len(node.args) >= 4:
+        source, dim, start, end = node.args[:4]
+        step = node.args[4] if len(node.args) > 4 else 1
+        if step != 1 or _static_start(start) is None or _read_tensor(end) is None:
+            return None
+        limit = original[source].shape[dim] - _static_start(start) if isinstance(source, Node) else None
+    elif node.target is aten.topk.default and isinstance(value, tuple) and _read_tensor(node.args[1]) is not None \
+            and (node.args[4] if len(node.args) > 4 else node.kwargs.get("sorted", True)):  # (unsorted: any k)
+        source, dim = node.args[0], node.args[2] if len(node.args) > 2 else node.kwargs.get("dim", -1)
+        limit = original[source].shape[dim] if isinstance(source, Node) else None
+        value = value[0]
+    else:
+        return None
+    if not isinstance(dim, int) or not isinstance(limit, int) or limit < 1:
+        return None
+    symbol = _exprs(value)[dim]
+    return (dim % value.dim(), symbol, limit) if isinstance(symbol, sympy.Symbol) else None
+
+
 def _mask_source(node: Node, original: dict[Node, Any]) -> tuple[int, Node] | None:
     """`x[mask]` through one boolean mask (other indices None; a mask of k dims covers
     k dims of `x`, which become one): (its place, the mask)."""
@@ -246,12 +285,17 @@ def _candidates(graph: torch.fx.Graph, original: dict[Node, Any],
             expr = _exprs(value)[_mask_source(node, original)[0]]  # type: ignore[index]
             symbols = [expr] if isinstance(expr, sympy.Symbol) else []
             value = original[_mask_source(node, original)[1]]  # type: ignore[index]
+        elif _read_bounded(node, original) is not None:
+            _, symbol, limit = _read_bounded(node, original)  # type: ignore[misc]
+            symbols = [symbol]
         else:
             symbols = _split_counts(node, original) or []
         bounds = [_recorded_bound(value if node.target is not aten.split_with_sizes.default
                                   else original[node.args[0]], s) for s in symbols]
         if node.target is aten.masked_select.default:
             bounds = [_broadcast_count(node, original)] * len(symbols)
+        if _read_bounded(node, original) is not None:  # (torch records no bound for an unchecked `.item()`)
+            bounds = [min(_recorded_bound(_first_tensor(value), s) or limit, limit) for s in symbols]
         known = [min(b, user_capacity) if b and user_capacity else b or user_capacity for b in bounds]
         if not symbols or any(k is None for k in known):
             continue  # (no bound recorded, as for `repeat_interleave`'s total, and no capacity given)
@@ -272,6 +316,17 @@ def _broadcast_count(node: Node, original: dict[Node, Any]) -> int | None:
     except (TypeError, RuntimeError):  # a symbolic size: torch's record stands
         return _recorded_bound(original.get(node), _exprs(original.get(node))[0])
     return count if count > 0 else None
+
+
+def _first_tensor(value: Any) -> Any:
+    return value[0] if isinstance(value, tuple) and value else value
+
+
+def _recorded_lower(value: Any, symbol: sympy.Symbol) -> int:
+    """The lower bound torch.export proved for `symbol` (a `torch._check(n >= 2)`), at least 0."""
+    shape_env = getattr(getattr(value, "fake_mode", None), "shape_env", None)
+    lower = shape_env.bound_sympy(symbol).lower if shape_env is not None else 0
+    return max(int(lower), 0) if isinstance(lower, sympy.Integer) else 0
 
 
 def _recorded_bound(value: Any, symbol: sympy.Symbol) -> int | None:
@@ -298,12 +353,14 @@ def _node_failures(node: Node, shapes: _Shapes) -> set[sympy.Symbol]:
     outputs = shapes.exact(shapes.original.get(node))
     numbers = set().union(*(_free(shapes.original[a].node.expr) for a in _arg_nodes(node)
                             if isinstance(shapes.original.get(a), torch.SymInt)
-                            and shapes.original[a].node.expr not in shapes.compacted))
+                            and shapes.original[a].node.expr not in shapes.compacted
+                            and not (_takes_as_value(node, a) and _counted_number(a, shapes))))
+    # (a number computed from counts, taken as a value (`x / max(rows.shape[0], 1)`), reads the counts at run time)
     involved = (inputs | outputs | shapes.mixed(shapes.original.get(node)) | numbers) & set(shapes.capacity)
     if not involved:
         return set()
     if node.target in _SELECTIONS or _split_counts(node, shapes.original) \
-            or _mask_source(node, shapes.original) is not None:
+            or _mask_source(node, shapes.original) is not None or _read_bounded(node, shapes.original) is not None:
         return set() if not any(shapes.padded(a) for a in _arg_nodes(node)) else involved
     through = _mask_puts(node, shapes.original, shapes.masks)
     if through is not None:
@@ -695,6 +752,50 @@ class _Padder:
             self._replace(user, pieces[user.args[1]])  # type: ignore[index]
         self.r.graph.erase_node(node)
 
+    def read_bounded(self, node: Node) -> None:
+        """`x[:n]` or `topk(x, k)` with the count read with `.item()`: the static op at the capacity
+        (the input's rows from the start, or the capacity's largest), the count computed from the
+        read tensor at run time (a slice's end as Python's slicing takes it: negative counts from the
+        end, clamped into the input), checked against the capacity (a topk's k also not negative)."""
+        found = _read_bounded(node, self.shapes.original)
+        assert found is not None
+        dim, symbol, limit = found
+        capacity = self.capacity[symbol]
+        lower = _recorded_lower(_first_tensor(self.shapes.original[node]), symbol)
+        source = node.args[0]
+        assert isinstance(source, Node)
+        size = node.args[3] if node.target is aten.slice.Tensor else node.args[1]
+        read = _read_tensor(size)
+        assert read is not None and isinstance(size, Node)
+        wanted = self.r.emit(node, aten._to_copy.default, read, dtype=torch.int64)
+        hint = capacity < limit  # (a larger capacity cannot help past the input's rows)
+        if node.target is aten.slice.Tensor:
+            length, start = int(source.meta["val"].shape[dim]), _static_start(node.args[2])
+            assert start is not None
+            negative = self.r.emit(node, aten.lt.Scalar, wanted, 0)
+            end = self.r.emit(node, aten.where.self, negative, self.r.emit(node, aten.add.Scalar, wanted, length),
+                              wanted)
+            count = self.r.emit(node, aten.clamp.default, self.r.emit(node, aten.sub.Scalar, end, start),
+                                0, length - start)
+            # the end's own count (a `torch._check`ed read): torch took it as the size, unclamped
+            checked = wanted if self.shapes.original[size].node.expr == symbol else count
+            fits = self.r.all_of(node, [self.r.emit(node, aten.le.Scalar, checked, capacity),
+                                        self.r.emit(node, aten.ge.Scalar, checked, lower)])
+            why = (f"the slice read with .item() holds more rows than the capacity of {capacity} compiled for"
+                   + (f" (or its end is below the {lower} torch.export checked)" if lower else ""))
+            source = self.check(node, source, fits, why, hint)
+            replaced = self.r.emit(node, aten.slice.Tensor, source, dim, start, start + capacity)
+        else:
+            count = wanted
+            fits = self.r.all_of(node, [self.r.emit(node, aten.le.Scalar, count, capacity),
+                                        self.r.emit(node, aten.ge.Scalar, count, lower)])
+            why = (f"k read with .item() is more than the capacity of {capacity} compiled for (or less than "
+                   f"{lower}{', which torch.export checked' if lower else ''})")
+            source = self.check(node, source, fits, why, hint)
+            replaced = self.r.emit(node, aten.topk.default, source, capacity, *node.args[2:], **node.kwargs)
+        self.counts[symbol] = count
+        self._replace(node, replaced)
+
     # sinks ----------------------------------------------------------------
 
     def written(self, node: Node, through_mask: tuple[int, list[Node], Node] | None = None) -> None:
@@ -902,6 +1003,8 @@ class _Padder:
                 self.written(node, self._through_mask(node))
             elif _split_counts(node, self.shapes.original) and self.shapes.exact(value):
                 self.split(node)
+            elif _read_bounded(node, self.shapes.original) is not None and self.shapes.exact(value):
+                self.read_bounded(node)
             elif (node.target in _SCATTERS or node.target is aten.index_put.default) \
                     and any(self.shapes.padded(a) for a in _arg_nodes(node)):
                 self.written(node)

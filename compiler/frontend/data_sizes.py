@@ -487,6 +487,7 @@ def _read_sizes(r: _Rewriter, original: dict[Node, Any], padded: set[sympy.Symbo
              and isinstance(original[n].node.expr, sympy.Symbol)}
     float_reads = {original[n].node.expr: n for n in r.graph.nodes  # `torch.sym_int(x.max().item() * 10)`
                    if n.target in _READS and isinstance(original.get(n), torch.SymFloat)}
+    binders = _binders(r.graph)
     for node in list(r.graph.nodes):
         if node.op != "call_function" or not isinstance(node.target, torch._ops.OpOverload) \
                 or node.target in _READS or str(node.target) in _ASSERTS or node.target is CHECK:
@@ -494,7 +495,8 @@ def _read_sizes(r: _Rewriter, original: dict[Node, Any], padded: set[sympy.Symbo
         if _is_window(node, original):
             _window(r, node)
             continue
-        sizes = [n for n in _size_nodes(node, original, {*reads, *float_reads}) if _unbacked(original[n])]
+        # (a value computed from padded counts reads them at run time: `capacity`'s count_read)
+        sizes = [n for n in _size_nodes(node, original, {*reads, *float_reads, *padded}) if _unbacked(original[n])]
         if not sizes:
             continue
         symbols = set().union(*(free_unbacked_symbols(original[n]) for n in sizes))
@@ -502,8 +504,9 @@ def _read_sizes(r: _Rewriter, original: dict[Node, Any], padded: set[sympy.Symbo
         conditions, read_values = [], []
         for symbol in sorted(symbols - padded, key=str):
             read = reads.get(symbol)
-            if read is None:
-                continue  # a size of another op's result: that op is checked
+            if read is None:  # a size of another op's result: that op is checked, once something reads it
+                conditions += _reading(r, node, binders.get(symbol))
+                continue
             source = read.args[0]
             assert isinstance(source, Node)
             conditions.append(r.emit(node, aten.eq.Scalar, source, r.bound[symbol]))
@@ -521,6 +524,31 @@ def _read_sizes(r: _Rewriter, original: dict[Node, Any], padded: set[sympy.Symbo
         elif conditions:
             for user in [u for u in node.users if u.target is operator.getitem]:
                 r.guard(node, user, r.all_of(user, conditions), why)
+
+
+def _binders(graph: torch.fx.Graph) -> dict[sympy.Symbol, Node]:
+    """The tensor whose size each unbacked symbol is (a tuple op's part by its getitem)."""
+    found: dict[sympy.Symbol, Node] = {}
+    for node in graph.nodes:
+        for symbol, path in (node.meta.get("unbacked_bindings") or {}).items():
+            if isinstance(node.meta.get("val"), torch.Tensor):
+                found[symbol] = node
+                continue
+            index = getattr(path[0], "idx", None) if path else None
+            parts = [u for u in node.users if u.target is operator.getitem and u.args[1] == index]
+            if parts:
+                found[symbol] = parts[0]
+    return found
+
+
+def _reading(r: _Rewriter, anchor: Node, result: Node | None) -> list[Node]:
+    """A condition that always holds but reads `result` (a data-dependent op's tensor whose size `anchor`
+    takes as a number): without it, a result read only by its sizes would be dead, and its check with it,
+    so the example's size would be used unchecked. Empty when `result` is read otherwise already."""
+    if result is None or any(user.target not in _SIZE_READS for user in result.users):
+        return []
+    same = r.emit(anchor, aten.eq.Tensor, result, result)  # (NaN too: counted as not equal, and >= 0 holds)
+    return [r.emit(anchor, aten.ge.Scalar, r.emit(anchor, aten.sum.default, same), 0)]
 
 
 def _is_window(node: Node, original: dict[Node, Any]) -> bool:

@@ -90,7 +90,7 @@ from rducc.frontend.joint_graph import GRADIENT_KINDS, gradient_role, node_phase
 from rducc.frontend.layer_reuse import LayerPlan, LayerReuse, NotReusable, plan_layers
 from rducc.frontend.locations import describe_location, location_of
 from rducc.frontend.output_edges import lowered_output_edges
-from rducc.frontend.training_mode import check_eval_mode
+from rducc.frontend.training_mode import warn_training_mode
 from rducc.frontend.types import element_type_of, f64_demoted, tensor_type_of
 
 INLINE_CONSTANT_LIMIT = 64
@@ -423,7 +423,7 @@ def import_program(
 
 def _import_program(ep: ExportedProgram, f64: str, outline_layers: bool, host_ops: bool) -> ModuleOp:
     _check_static(ep)
-    check_eval_mode(ep)  # before the operator check: training-mode ops are not "unsupported"
+    warn_training_mode(ep)  # compiled on rducc's random ops, but said: rarely meant for inference
     check_f64(ep, f64)
     _check_supported(ep, host_ops)
     nodes = _converted_nodes(ep)

@@ -3,33 +3,36 @@
 The one place that decides "this node is a random draw of a torch.nn module
 left in training mode": dropout (and rrelu) with `train=True` made by a
 torch.nn module (nn.Dropout, nn.AlphaDropout, nn.RReLU left in training mode;
-an explicit `F.dropout(x, p, training=True)` is a random op the frontend
-compiles). Its numbers change on every call, which a model compiled for
-inference never wants, so the importer refuses such a program before
-anything else about its operators, naming each op, why, and the source line
-of its first use. Batch norm in training mode is not refused: it normalizes
-with the batch's statistics and its running statistics are buffer updates
-(torch's decomposition of `_native_batch_norm_legit_functional`), compiled.
-A training program (a joint graph with a loss output) is not refused: there
-dropout and RReLU in training mode are what the user asks for, and run on
-rducc's random ops (`rdu.random`), their masks saved for the backward.
+an explicit `F.dropout(x, p, training=True)` is a random op the model asks for).
+
+Such a program is compiled (issue 30): its draws run on rducc's random ops
+(`rdu.random`, the same kernels a training program's dropout uses), checked as
+distributions, not bits. Its numbers change on every call, which a model
+compiled for inference rarely wants, so the importer warns once
+(`TrainingModeWarning`, printed by the CLIs as `rducc: warning:`), naming each
+op, why, the source line of its first use and the fix (export in eval() mode).
+Batch norm in training mode is compiled without a warning: it normalizes with
+the batch's statistics and its running statistics are buffer updates. A
+training program (a joint graph with a loss output) gets no warning: there
+dropout and RReLU in training mode are what the user asks for.
 """
 
 from __future__ import annotations
 
+import warnings
 from collections import Counter
 from collections.abc import Callable
 
 import torch
 from torch.export import ExportedProgram
 
-from rducc.errors import RduccError
+from rducc.errors import RduccWarning
 from rducc.frontend.joint_graph import is_joint
 from rducc.frontend.locations import describe_location
 
 
-class TrainingModeError(RduccError):
-    """The program was exported from a model in training mode."""
+class TrainingModeWarning(RduccWarning):
+    """The program was exported from a model in training mode: its random layers draw."""
 
 
 def _arg(node: torch.fx.Node, index: int, name: str, default: object = None) -> object:
@@ -106,12 +109,11 @@ def training_mode_reason(node: torch.fx.Node) -> str | None:
     return check(node) if check is not None else _random_draw_of_dropout(node)
 
 
-def check_eval_mode(ep: ExportedProgram) -> None:
-    """Refuse a program exported in training mode, listing each op with its first use.
-    A training program (a joint graph: its outputs are a loss and gradients) is
-    meant to run in training mode: its dropout and RReLU draw, on rducc's random ops."""
+def training_mode_uses(ep: ExportedProgram) -> list[str]:
+    """Each training-mode op of `ep` (a non-joint program) as "target (reason): N uses,
+    first at LOCATION", sorted; empty for a program in eval() mode or a joint graph."""
     if is_joint(ep):
-        return
+        return []
     counts: Counter[str] = Counter()
     first: dict[str, str] = {}
     for node in ep.graph.nodes:
@@ -121,9 +123,15 @@ def check_eval_mode(ep: ExportedProgram) -> None:
         key = f"{node.target} ({reason})"
         counts[key] += 1
         first.setdefault(key, describe_location(node))
-    if counts:
-        lines = [f"  {key}: {n} use{'s' if n > 1 else ''}, first at {first[key]}" for key, n in sorted(counts.items())]
-        raise TrainingModeError(
-            "the model was exported in training mode; export the model in eval() mode "
-            "(torch.export.export(model.eval(), ...)):\n" + "\n".join(lines)
-        )
+    return [f"{key}: {n} use{'s' if n > 1 else ''}, first at {first[key]}" for key, n in sorted(counts.items())]
+
+
+def warn_training_mode(ep: ExportedProgram) -> None:
+    """Warn once (`TrainingModeWarning`) when `ep` was exported in training mode: it
+    compiles, and its dropout and RReLU draw fresh numbers on every call."""
+    uses = training_mode_uses(ep)
+    if uses:
+        warnings.warn(TrainingModeWarning(
+            "the model was exported in training mode: its random layers draw fresh numbers on every "
+            "call (" + "; ".join(uses) + "); for inference, export the model in eval() mode "
+            "(torch.export.export(model.eval(), ...))"), stacklevel=2)

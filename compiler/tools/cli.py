@@ -8,17 +8,18 @@ never clobbers an existing one.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import os
 import sys
 import traceback
 import warnings
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, TextIO
 
 from rducc import __version__
 from rducc.dialects.contracts import Level, is_placed, set_weights_file
-from rducc.errors import RduccError
+from rducc.errors import RduccError, RduccWarning
 from rducc.files import (
     Writer,
     check_directory_output,
@@ -637,7 +638,7 @@ def run_tool(tool: str, action: Callable[[], None], debug: bool, quiet: bool = F
         warnings.filterwarnings("ignore", category=FutureWarning)
         warnings.filterwarnings("ignore", category=DeprecationWarning)
     try:
-        with file_session() as ledger:  # no output may be a file the run reads
+        with file_session() as ledger, rducc_warnings_printed(tool):  # no output may be a file the run reads
             action()
         sys.stdout.flush()  # a full disk or a closed pipe is reported here, not at exit
         summary = written_summary(ledger)
@@ -675,6 +676,26 @@ def run_tool(tool: str, action: Callable[[], None], debug: bool, quiet: bool = F
         )
         return EXIT_INTERNAL
     return EXIT_OK
+
+
+@contextlib.contextmanager
+def rducc_warnings_printed(tool: str) -> Iterator[None]:
+    """While it lasts, each `RduccWarning` prints as one `TOOL: warning: message` line
+    (other warnings as Python prints them)."""
+    shown = warnings.showwarning
+
+    def show(message: Warning | str, category: type[Warning], filename: str, lineno: int,
+             file: TextIO | None = None, line: str | None = None) -> None:
+        if issubclass(category, RduccWarning):
+            print(f"{tool}: warning: {message}", file=sys.stderr)
+        else:
+            shown(message, category, filename, lineno, file, line)
+
+    warnings.showwarning = show
+    try:
+        yield
+    finally:
+        warnings.showwarning = shown
 
 
 def _os_problem(error: OSError) -> str:

@@ -98,7 +98,8 @@ OTHER_GAPS: dict[str, str] = {
     " (`host_ops=False`) refuses them instead",
     "training mode": "batch norm in training mode compiled (batch statistics; running mean, variance and"
     " num_batches_tracked written back as buffer or input updates); a random torch.nn layer (Dropout,"
-    " AlphaDropout, RReLU) left in training mode is refused: export the model in eval() mode",
+    " AlphaDropout, RReLU) left in training mode is compiled on rducc's random ops (checked as distributions)"
+    " with one warning naming each op: export the model in eval() mode for inference",
     "dynamic shapes": (
         "a program exported with `dynamic_shapes` (Dims with min/max, derived dims such as `2*seq`) is compiled "
         "once per combination of `--shapes` sizes (`rducc.compile(..., shapes=...)`) into one module sharing one "

@@ -81,11 +81,12 @@ INPUTS: dict[str, tuple[str, str]] = {
     "window_program": ("window.mlir", "y.narrow(0, i.item(), 2) of a [5, 2] input: any start inside"),
     "window_past_end": ("start_4.npy", "i = 4 (a window of 2 from row 4 of 5)"),
     "window_rows": ("window_rows.npy", "a [5, 2] float32 input"),
+    "topk_program": ("topk.mlir", "torch.topk(y, k.item()).values.sum(-1) of a [3, 6] input: any k up to 6"),
+    "topk_seven": ("k_7.npy", "k = 7 (more than a row of 6 holds)"),
+    "topk_rows": ("topk_rows.npy", "a [3, 6] float32 input"),
     "complex": ("complex.pt2", "a model taking a complex64 input and computing its arcsine (no pair form)"),
     "sparse_inside": ("sparse_inside.pt2", "a model adding 1 to the dense form of its input's `to_sparse()`"),
     "hash_f64": ("hash_f64.pt2", "a model returning `torch.hash_tensor` of its float64 input"),
-    "train_dropout": ("train_dropout.pt2", "a model with nn.Dropout exported without eval()"),
-    "train_rrelu": ("train_rrelu.pt2", "a model with nn.RReLU exported without eval()"),
     "loss_model": ("loss.pt2", "an MLP whose forward returns its cross-entropy loss (a model to train)"),
     "vector_loss": ("vector_loss.pt2", "a model whose forward returns one loss per sample (not reduced)"),
     "frozen_model": ("frozen.pt2", "loss.pt2 with every parameter frozen (requires_grad False)"),
@@ -598,6 +599,9 @@ CASES: list[ErrorCase] = [
     ErrorCase("rducc-run: a window read with .item() past the input's end", RUN,
               ("{window_program}", "--input", "{window_past_end}", "--input", "{window_rows}", "--output", "out.npz"),
               "'slice': the start read with .item() puts the window of 2 outside the 5 elements along dim 0"),
+    ErrorCase("rducc-run: a topk's k read with .item() past its row", RUN,
+              ("{topk_program}", "--input", "{topk_seven}", "--input", "{topk_rows}", "--output", "out.npz"),
+              "'topk': k read with .item() is more than the capacity of 6 compiled for (or less than 0)"),
     ErrorCase("complex op without a pair form", RDUCC, ("{complex}", *OUT),
               "aten.asin.default (on complex values, which rducc computes as pairs of reals; no pair form yet)"),
     ErrorCase("a sparse tensor read inside the program", RDUCC, ("{sparse_inside}", *OUT),
@@ -607,8 +611,6 @@ CASES: list[ErrorCase] = [
     ErrorCase("the bits of a float64 value under --f64 demote", RDUCC, ("{hash_f64}", "--f64", "demote", *OUT),
               "aten.view.dtype (reads the bits of a float64 value (view(dtype), hash_tensor), which --f64 demote "
               "computes in float32: they would be float32's bits; compile with --f64 emulate): 1 use, first at"),
-    ErrorCase("dropout exported in training mode", RDUCC, ("{train_dropout}", *OUT), "export the model in eval() mode (torch.export.export(model.eval(), ...)):\n  aten.native_dropout.default (dropout with train=True, in nn.Dropout): 1 use, first at"),
-    ErrorCase("RReLU exported in training mode", RDUCC, ("{train_rrelu}", *OUT), "aten.rand.default (a random draw of nn.RReLU in training mode): 1 use, first at"),
     ErrorCase("attention backward with dropout", RDUCC, ("{attention_dropout}", *OUT), "attention with dropout_p=0.1 in training: its random mask is drawn inside torch's fused kernel and not saved for the backward"),
     ErrorCase("model too large for HBM+DDR", RDUCC, ("{model}", "--target", "{tiny_memory}", *OUT), "the model does not fit tiny_memory"),
     ErrorCase("kernel impossible to tile into SRAM", RDUCC, ("{model}", "--target", "{tiny_sram}", *OUT), "cannot be tiled", located=True),
@@ -1153,6 +1155,14 @@ def _model_files(paths: dict[str, Path]) -> None:
     np.save(paths["window_past_end"], np.array(4))
     np.save(paths["window_rows"], np.ones((5, 2), dtype=np.float32))
 
+    class TopK(nn.Module):
+        def forward(self, k, y):
+            return torch.topk(y, k.item()).values.sum(-1)
+
+    rducc.compile(TopK(), (torch.tensor(2), torch.randn(3, 6)), opt_level=0).save(paths["topk_program"])
+    np.save(paths["topk_seven"], np.array(7))
+    np.save(paths["topk_rows"], np.ones((3, 6), dtype=np.float32))
+
     class Qr(nn.Module):
         def forward(self, x):
             return torch.linalg.qr(x * 2).R
@@ -1166,11 +1176,6 @@ def _model_files(paths: dict[str, Path]) -> None:
             return torch.ops.aten._scaled_dot_product_flash_attention_for_cpu_backward(q, q, q, q, out, lse, 0.1, False)
 
     _export(AttentionDropoutBackward(), (torch.randn(1, 2, 4, 8),), paths["attention_dropout"])
-    with torch.no_grad():  # left in training mode (no .eval()), as a new user exports
-        for key, layer in (("train_dropout", nn.Dropout(0.1)), ("train_rrelu", nn.RReLU())):
-            model = nn.Sequential(nn.Linear(8, 8), layer)
-            torch.export.save(torch.export.export(model, (torch.randn(4, 8),)), str(paths[key]))
-
     class Tiny(nn.Module):
         def forward(self, x):
             return x + 1

@@ -451,3 +451,61 @@ def test_repeats_padded_to_a_capacity_take_memory_linear_in_it() -> None:
     for seed, total in enumerate((100, 256, 37, 0)):
         given = counts(total, seed + 1)
         _assert_close(program(rows, given), ManyRepeats()(rows, given))
+
+
+class ReadCounts(nn.Module):
+    """Sizes read with `.item()` that pad to a capacity: a slice `x[1:n]` (its own count, as
+    torch.export makes it without a check), a prefix to a checked end, and `topk` with k read
+    from a tensor (the k largest per row, reduced; their indices averaged)."""
+
+    def forward(self, x: torch.Tensor, n: torch.Tensor, m: torch.Tensor, k: torch.Tensor):
+        head = x[1:n.item()]  # marker: prefix
+        end = m.item()
+        torch._check(end >= 2)
+        torch._check(end <= 5)
+        values, where = torch.topk(x, k.item(), dim=-1)  # marker: topk
+        return (head.sum(0), torch.softmax(head, 0).sum(0), (x[:end] * 2).mean(0), values.sum(-1),
+                where.float().mean(-1))
+
+
+def _read_inputs(n: int, m: int, k: int) -> tuple[torch.Tensor, ...]:
+    return _randn(6, 4, seed=n + 7 * k), torch.tensor(n), torch.tensor(m), torch.tensor(k)
+
+
+@pytest.mark.parametrize("opt_level", [0, 2])
+def test_sizes_read_with_item_pad_to_a_capacity_and_match_eager(opt_level: int) -> None:
+    """Compiled on n=3, end=4, k=2; other values (negative and past the end for the slice, as Python's
+    slicing takes them; 0 and all of a row for topk) match eager; an end below its `torch._check` and a
+    k past the row are one error naming the op and its line."""
+    from rducc.frontend.loader import export_model
+
+    module = ReadCounts()
+    program = rducc.compile(export_model(module, _read_inputs(3, 4, 2)), opt_level=opt_level)
+    for n, m, k in [(3, 4, 2), (5, 2, 4), (1, 5, 0), (-2, 3, 1), (9, 5, 4), (6, 2, 3), (0, 4, 1)]:
+        got, want = program(*_read_inputs(n, m, k)), module(*_read_inputs(n, m, k))
+        for g, w in zip(got, want, strict=True):  # (k = 0: the mean of no index is NaN, as in eager)
+            torch.testing.assert_close(g, w, rtol=1e-5, atol=1e-5, equal_nan=True)
+    for inputs, op, marker in [(_read_inputs(3, 1, 2), "'slice': the slice read with .item()", None),
+                               (_read_inputs(3, 4, 5), "'topk': k read with .item() is more than", "topk")]:
+        with pytest.raises(RduccError) as error:
+            program(*inputs)
+        message = str(error.value)
+        assert len(message.splitlines()) == 1 and op in message, message
+        line = "" if marker is None else f"{_line_of('# marker: ' + marker)}:"
+        assert f"test_capacity.py:{line}" in message, message
+
+
+class CountAsDivisor(nn.Module):
+    """The positive elements' sum over their count, read from the nonzero positions' shape through
+    Python's max (a number computed from a padded count, taken as a value)."""
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        idx = (x > 0).nonzero()
+        return x.clamp(min=0).sum() / max(idx.shape[0], 1)
+
+
+def test_a_number_computed_from_a_padded_count_reads_it_at_run_time() -> None:
+    """It was the example's count, unchecked: other counts gave wrong results."""
+    program = rducc.compile(torch.export.export(CountAsDivisor(), (_randn(4, 6, seed=0),)), opt_level=0)
+    for x in (_randn(4, 6, seed=1), _randn(4, 6, seed=2).abs(), -_randn(4, 6, seed=3).abs()):
+        torch.testing.assert_close(program(x), CountAsDivisor()(x))

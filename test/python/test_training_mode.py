@@ -7,16 +7,20 @@ are updated as torch.export's mutation semantics say (the buffers for the
 next call, a user input in place), matching eager over several calls.
 
 A torch.nn module that draws random numbers only in training (nn.Dropout,
-nn.AlphaDropout, nn.RReLU) left in training mode is refused (issue 20, item
-13), named with the source line and the fix ("export the model in eval()
-mode"): its numbers change on every call, which an inference compile never
-wants. The same ops called explicitly (`F.dropout(x, p, training=True)`) are
-random ops the frontend compiles.
+nn.AlphaDropout, nn.RReLU) left in training mode is compiled on rducc's random
+ops (issue 30; issue 20 item 13 refused it), with one warning naming each op,
+its source line and the fix ("export the model in eval() mode"): its numbers
+change on every call, which an inference compile rarely wants. The dropout's
+keep fraction, mean and variance are tested against the distribution with
+bounds a correct draw exceeds with probability below 1e-6. The same ops
+called explicitly (`F.dropout(x, p, training=True)`) get no warning.
 """
 
 from __future__ import annotations
 
 import copy
+import math
+import warnings
 
 import numpy as np
 import pytest
@@ -28,7 +32,8 @@ import rducc
 from rducc.dialects.contracts import Update, result_updates
 from rducc.dialects.program import entry_function
 from rducc.frontend.importer import decompose
-from rducc.frontend.training_mode import TrainingModeError, check_eval_mode
+from rducc.frontend.training_mode import TrainingModeWarning, training_mode_uses
+from rducc.tools.cli import main as rducc_main
 
 
 class ExplicitDropout(nn.Module):
@@ -50,12 +55,8 @@ def _exported(model: nn.Module) -> torch.export.ExportedProgram:
     ],
 )
 def test_random_training_mode_modules_are_named_with_their_line(layer, op):
-    model = nn.Sequential(nn.Linear(8, 8), layer)
-    with pytest.raises(TrainingModeError) as error:
-        check_eval_mode(_exported(model))
-    message = str(error.value)
-    assert "export the model in eval() mode" in message and op in message, message
-    assert "first at " in message
+    uses = training_mode_uses(_exported(nn.Sequential(nn.Linear(8, 8), layer)))
+    assert len(uses) == 1 and uses[0].startswith(op + ": 1 use, first at "), uses
 
 
 @pytest.mark.parametrize(
@@ -68,14 +69,78 @@ def test_random_training_mode_modules_are_named_with_their_line(layer, op):
     ],
     ids=["eval", "batch-statistics-norm", "training-batch-norm", "explicit-dropout"],
 )
-def test_programs_that_compile_pass_the_check(model):
-    check_eval_mode(_exported(model))
+def test_programs_without_a_training_mode_draw_are_not_named(model):
+    assert training_mode_uses(_exported(model)) == []
 
 
-def test_rducc_compile_of_a_training_dropout_module_says_eval():
+KEEP_SIGMAS = 5.0
+"""A statistic of a correct draw lies more than 5 standard errors off with probability
+below 5.8e-7 (two-sided normal tail); the bounds below use it."""
+
+
+def check_dropout_distribution(values: np.ndarray, p: float) -> None:
+    """Dropout of ones at rate p: each value is 0 or 1 / (1 - p); the keep fraction is
+    1 - p, the mean 1 and the variance p / (1 - p), each within KEEP_SIGMAS standard errors."""
+    n, keep = values.size, 1 - p
+    assert set(np.unique(values).tolist()) <= {0.0, float(np.float32(1 / keep))}, np.unique(values)
+    fraction = float((values != 0).mean())
+    assert abs(fraction - keep) < KEEP_SIGMAS * math.sqrt(p * keep / n), f"keep fraction {fraction}, expected {keep}"
+    mean = float(values.astype(np.float64).mean())
+    assert abs(mean - 1) < KEEP_SIGMAS * math.sqrt(p / keep / n), f"mean {mean}, expected 1"
+    variance, expected = float(values.astype(np.float64).var()), p / keep
+    fourth = p * keep * (1 - 3 * p * keep) / keep**4  # the central fourth moment of B / keep
+    bound = KEEP_SIGMAS * math.sqrt((fourth - expected**2) / n)
+    assert abs(variance - expected) < bound, f"variance {variance}, expected {expected}"
+
+
+class ScaledDropout(nn.Module):
+    """An nn.Dropout left in train(), between two scalings: the random op inside a fused map."""
+
+    def __init__(self, p: float) -> None:
+        super().__init__()
+        self.drop = nn.Dropout(p)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return self.drop(x * 2.0) * 0.5
+
+
+@pytest.mark.parametrize("opt_level", [0, 2])
+def test_a_training_dropout_module_compiles_with_its_distribution_and_a_warning(opt_level: int) -> None:
+    p, x = 0.3, torch.ones(100, 200)
+    with pytest.warns(TrainingModeWarning, match=r"nn\.Dropout\): 1 use, first at .*export the model in eval\(\) mode"):
+        program = rducc.compile(torch.export.export(ScaledDropout(p), (x,)), opt_level=opt_level)
+    first, second = program(x).numpy(), program(x).numpy()
+    assert not np.array_equal(first, second), "each call draws a fresh mask"
+    check_dropout_distribution(first, p)
+    check_dropout_distribution(second, p)
+
+
+@pytest.mark.parametrize("planted", [0.33, 0.27])
+def test_the_dropout_check_fails_on_a_wrong_keep_rate(planted: float) -> None:
+    """The check above is able to fail: masks drawn at another rate than the declared 0.3."""
+    draws = np.random.default_rng(0).random((100, 200)) > planted
+    with pytest.raises(AssertionError, match="keep fraction"):
+        check_dropout_distribution(draws.astype(np.float32) / np.float32(0.7), 0.3)
+
+
+def test_the_dropout_check_fails_on_a_wrong_scale() -> None:
+    draws = np.random.default_rng(0).random((100, 200)) > 0.3
+    with pytest.raises(AssertionError):
+        check_dropout_distribution(draws.astype(np.float32), 0.3)  # kept values not rescaled
+
+
+def test_the_cli_compiles_a_training_dropout_module_with_one_warning_line(tmp_path, capsys) -> None:
     model = nn.Sequential(nn.Linear(8, 8), nn.Dropout(0.1))
-    with pytest.raises(TrainingModeError, match=r"eval\(\) mode"):
-        rducc.compile(model, (torch.randn(4, 8),))
+    path = tmp_path / "train_dropout.pt2"
+    with torch.no_grad():
+        torch.export.save(torch.export.export(model, (torch.randn(4, 8),)), str(path))
+    with warnings.catch_warnings():
+        warnings.simplefilter("always")  # the warning is printed even if an earlier test saw it
+        assert rducc_main([str(path), "-o", str(tmp_path / "out.mlir"), "-q"]) == 0
+    errors = capsys.readouterr().err.splitlines()
+    lines = [line for line in errors if line.startswith("rducc: warning: the model was exported in training mode")]
+    assert len(lines) == 1 and "aten.native_dropout.default (dropout with train=True, in nn.Dropout)" in lines[0], errors
+    assert "export the model in eval() mode" in lines[0]
 
 
 # --------------------------------------------------------------------------
