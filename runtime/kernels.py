@@ -238,6 +238,30 @@ def layer_norm_gradient(grad: np.ndarray, x: np.ndarray, mean: np.ndarray, rstd:
     return _from_torch(results[index])
 
 
+class ConvGeometry(NamedTuple):
+    """A convolution's attributes, as `convolution_backward` takes them."""
+
+    stride: tuple[int, ...]
+    padding: tuple[int, ...]
+    dilation: tuple[int, ...]
+    transposed: bool
+    output_padding: tuple[int, ...]
+    groups: int
+
+
+def conv_gradient(grad: np.ndarray, x: np.ndarray, weight: np.ndarray, geometry: ConvGeometry,
+                  of: str) -> np.ndarray:
+    """One result (`of`: input, weight or bias) of ATen's `convolution_backward`
+    on the operands as they are (16-bit ones stay 16-bit): the kernel eager's
+    backward of the convolution runs on this CPU, so its bits (`rdu.conv_grad`)."""
+    index = ("input", "weight", "bias").index(of)
+    bias_sizes = [grad.shape[1]] if of == "bias" else None
+    mask = [i == index for i in range(3)]
+    results = torch.ops.aten.convolution_backward(as_torch(grad), as_torch(x), as_torch(weight), bias_sizes,
+                                                  *geometry, mask)
+    return _from_torch(results[index])
+
+
 def _from_torch(tensor: torch.Tensor) -> np.ndarray:
     """A kernel's result as an array on its memory (bf16 through its bits)."""
     if tensor.dtype == torch.bfloat16:
