@@ -9,7 +9,9 @@ an op's attributes to its kernel.
 Numerics follow PyTorch's CPU kernels where the IR leaves room:
 
 - f16/bf16 arithmetic (matmul, conv, pooling, reductions and scans) runs in
-  f32 and is rounded once to the result type;
+  f32 and is rounded once to the result type, except where torch's kernel
+  rounds otherwise and runs here on the 16-bit operands (a 16-bit product,
+  `_torch_matmul`; a convolution's gradients, `conv_gradient`);
 - f32 sums, products and scans accumulate in f64 and round once (torch's CPU
   cumsum does the same; for sums it is at least as accurate as torch's
   cascade sum); f64 stays f64; integer reductions wrap in their own type;

@@ -92,12 +92,12 @@ def convert_convolution_backward(g: GraphImporter, node: torch.fx.Node) -> tuple
     args = node_arguments(node)
     grad, value, weight = (g.value(args[k]) for k in ("grad_output", "input", "weight"))
     spatial = len(shape_of(value)) - 2
-    window = [_per_dim(args[k], spatial, default) for k, default in
-              (("stride", 1), ("padding", 0), ("dilation", 1), ("output_padding", 0))]
+    stride, padding, dilation, extra = (_per_dim(args[k], spatial, default) for k, default in
+                                        (("stride", 1), ("padding", 0), ("dilation", 1), ("output_padding", 0)))
     used, fakes = used_outputs(node), fake_value(node)
     return tuple(
-        g.emit(ConvGradOp(of, grad, value, weight, *window, args["groups"], bool(args["transposed"]),
-                          fake_type(fakes[index])))
+        g.emit(ConvGradOp(of, grad, value, weight, stride, padding, dilation, extra, args["groups"],
+                          bool(args["transposed"]), fake_type(fakes[index])))
         if index in used and args["output_mask"][index] else None
         for index, of in enumerate(CONV_GRADIENTS)
     )

@@ -67,8 +67,8 @@ from rducc.dialects.op_facts import (
 )
 from rducc.dialects.rdu.aten import AtenOpAttr
 from rducc.dialects.rdu.checks import CheckOp
-from rducc.dialects.rdu.conv_grad import ConvGradOp
 from rducc.dialects.rdu.collectives import COLLECTIVE_OPS, ReplicaGroupsAttr
+from rducc.dialects.rdu.conv_grad import ConvGradOp
 from rducc.dialects.rdu.custom_op import CustomOpAttr
 from rducc.dialects.rdu.host_call import HostCallOp
 from rducc.dialects.rdu.layer_norm import LayerNormGradOp, LayerNormOp
