@@ -216,6 +216,15 @@ def _layer_norm_grad(op: Operation) -> Kernel:
         grad, x, mean, rstd, dims, *_affine(op, params), of)
 
 
+@implements(rdu.ConvGradOp)
+def _conv_grad(op: Operation) -> Kernel:
+    assert isinstance(op, rdu.ConvGradOp)
+    geometry = kernels.ConvGeometry(op.window("stride"), op.window("padding"), op.window("dilation"),
+                                    op.transposed is not None, op.window("output_padding"), op.groups.value.data)
+    of = op.of.data
+    return lambda context, grad, x, weight: kernels.conv_gradient(grad, x, weight, geometry, of)
+
+
 @implements(rdu.RandomOp)
 def _random(op: Operation) -> Kernel:
     """Draws from the op's seed and the call's run number: the same on every rank."""

@@ -9,7 +9,9 @@ an op's attributes to its kernel.
 Numerics follow PyTorch's CPU kernels where the IR leaves room:
 
 - f16/bf16 arithmetic (matmul, conv, pooling, reductions and scans) runs in
-  f32 and is rounded once to the result type;
+  f32 and is rounded once to the result type, except where torch's kernel
+  rounds otherwise and runs here on the 16-bit operands (a 16-bit product,
+  `_torch_matmul`; a convolution's gradients, `conv_gradient`);
 - f32 sums, products and scans accumulate in f64 and round once (torch's CPU
   cumsum does the same; for sums it is at least as accurate as torch's
   cascade sum); f64 stays f64; integer reductions wrap in their own type;
@@ -235,6 +237,30 @@ def layer_norm_gradient(grad: np.ndarray, x: np.ndarray, mean: np.ndarray, rstd:
     mask = [i == index for i in range(3)]
     results = torch.ops.aten.native_layer_norm_backward(as_torch(grad), as_torch(x), shape, as_torch(mean),
                                                         as_torch(rstd), *params, mask)
+    return _from_torch(results[index])
+
+
+class ConvGeometry(NamedTuple):
+    """A convolution's attributes, as `convolution_backward` takes them."""
+
+    stride: tuple[int, ...]
+    padding: tuple[int, ...]
+    dilation: tuple[int, ...]
+    transposed: bool
+    output_padding: tuple[int, ...]
+    groups: int
+
+
+def conv_gradient(grad: np.ndarray, x: np.ndarray, weight: np.ndarray, geometry: ConvGeometry,
+                  of: str) -> np.ndarray:
+    """One result (`of`: input, weight or bias) of ATen's `convolution_backward`
+    on the operands as they are (16-bit ones stay 16-bit): the kernel eager's
+    backward of the convolution runs on this CPU, so its bits (`rdu.conv_grad`)."""
+    index = ("input", "weight", "bias").index(of)
+    bias_sizes = [grad.shape[1]] if of == "bias" else None
+    mask = [i == index for i in range(3)]
+    results = torch.ops.aten.convolution_backward(as_torch(grad), as_torch(x), as_torch(weight), bias_sizes,
+                                                  *geometry, mask)
     return _from_torch(results[index])
 
 

@@ -17,7 +17,7 @@ and rducc's `torch_fallbacks` applies it; what torch keeps is here:
   for a transposed convolution); the weight gradient is a convolution of the
   input by the output gradient with batch and channels swapped (stride and
   dilation exchanged, groups kept), cropped to the kernel; the bias gradient
-  a sum.
+  a sum. A bf16/f16 one stays whole, for `rdu.conv_grad` (torch's kernel).
 - `avg_pool{2,3}d_backward`, `_adaptive_avg_pool{2,3}d_backward`: every
   average pool is separable (its window is a box, its divisor a product of
   one count per dim, also with padding excluded, ceil_mode or adaptive
@@ -90,6 +90,10 @@ def _weight_gradient(
     return result.permute(1, 0, *range(2, 2 + spatial))
 
 
+HALF_CONV_GRADIENTS = (torch.bfloat16, torch.float16)
+"""The element types whose convolution gradients are converted whole, as torch's kernel."""
+
+
 def _output_padding(size: int, out: int, kernel: int, stride: int, padding: int, dilation: int) -> int:
     """The output padding a transposed convolution needs to give back `size` from `out`."""
     return size + 2 * padding - dilation * (kernel - 1) - 1 - stride * (out - 1)
@@ -101,7 +105,11 @@ def convolution_backward(
     stride: Sequence[int], padding: Sequence[int], dilation: Sequence[int], transposed: bool,
     output_padding: Sequence[int], groups: int, output_mask: Sequence[bool],
 ) -> tuple[torch.Tensor | None, torch.Tensor | None, torch.Tensor | None]:
-    """The gradients of a convolution (see the module's docstring), those `output_mask` asks for."""
+    """The gradients of a convolution (see the module's docstring), those `output_mask` asks for.
+    A 16-bit one is left whole (`rdu.conv_grad`: torch's kernel, whose rounding
+    depends on the CPU, so no decomposition is eager's everywhere)."""
+    if grad_output.dtype in HALF_CONV_GRADIENTS:
+        return NotImplemented
     spatial = weight.dim() - 2
     stride, padding, dilation = (_per_dim(v, spatial) for v in (stride, padding, dilation))
     kernel = list(weight.shape[2:])

@@ -11,6 +11,10 @@ gathers where they do not.
   plane: an `rdu.gather` by an i64 `[*out, K]` index of window slots built
   from `rdu.iota` ramps, with a validity mask for slots outside the input (or
   past the end of an adaptive window); then a reduction over the slots.
+- A 16-bit `convolution_backward` (a bf16 training step's) is one
+  `rdu.conv_grad` per gradient read, torch's own kernel at run time (its bits
+  depend on the CPU: `rducc.dialects.rdu.conv_grad`); other types are
+  decomposed into convolutions (`rducc.frontend.aten_backward`).
 """
 
 from __future__ import annotations
@@ -24,6 +28,7 @@ import torch
 from xdsl.dialects.builtin import TensorType, i1, i64
 from xdsl.ir import Attribute, SSAValue
 
+from rducc.dialects.rdu.conv_grad import CONV_GRADIENTS, ConvGradOp
 from rducc.dialects.rdu.dataflow import ConcatOp, ConvOp, GatherOp, PoolKind, PoolOp, ReduceKind, TransposeOp
 from rducc.dialects.shapes import is_float
 from rducc.frontend.aten_build import along, cast, gather_dim, pad_dim, ramp, reduce, reshape, slice_dim
@@ -75,6 +80,26 @@ def convert_convolution(g: GraphImporter, node: torch.fx.Node) -> SSAValue:
     return g.map(
         [conv, bias], out,
         lambda b, xs: b.add(b.cast(xs[0], compute), b.cast(xs[1], compute)),  # type: ignore[arg-type]
+    )
+
+
+@converts("aten.convolution_backward.default")
+def convert_convolution_backward(g: GraphImporter, node: torch.fx.Node) -> tuple[SSAValue | None, ...]:
+    """(input, weight, bias gradients), each one `rdu.conv_grad`: torch's
+    kernel, as eager's backward runs it; a result not asked for (the output
+    mask) or not read is None. Reached by the 16-bit ones, which
+    `aten_backward.convolution_backward` leaves whole."""
+    args = node_arguments(node)
+    grad, value, weight = (g.value(args[k]) for k in ("grad_output", "input", "weight"))
+    spatial = len(shape_of(value)) - 2
+    stride, padding, dilation, extra = (_per_dim(args[k], spatial, default) for k, default in
+                                        (("stride", 1), ("padding", 0), ("dilation", 1), ("output_padding", 0)))
+    used, fakes = used_outputs(node), fake_value(node)
+    return tuple(
+        g.emit(ConvGradOp(of, grad, value, weight, stride, padding, dilation, extra, args["groups"],
+                          bool(args["transposed"]), fake_type(fakes[index])))
+        if index in used and args["output_mask"][index] else None
+        for index, of in enumerate(CONV_GRADIENTS)
     )
 
 

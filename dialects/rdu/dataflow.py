@@ -68,6 +68,7 @@ from rducc.dialects.op_facts import (
 from rducc.dialects.rdu.aten import AtenOpAttr
 from rducc.dialects.rdu.checks import CheckOp
 from rducc.dialects.rdu.collectives import COLLECTIVE_OPS, ReplicaGroupsAttr
+from rducc.dialects.rdu.conv_grad import ConvGradOp
 from rducc.dialects.rdu.custom_op import CustomOpAttr
 from rducc.dialects.rdu.host_call import HostCallOp
 from rducc.dialects.rdu.layer_norm import LayerNormGradOp, LayerNormOp
@@ -1363,6 +1364,7 @@ Dataflow = Dialect(
         ScatterOp,
         LayerNormOp,
         LayerNormGradOp,
+        ConvGradOp,
         HostCallOp,
         CheckOp,
         *COLLECTIVE_OPS,
@@ -1400,6 +1402,7 @@ __all__ = [
     "ArgsortOp",
     "LayerNormOp",
     "LayerNormGradOp",
+    "ConvGradOp",
     "ScatterOp",
     "HostCallOp",
     "CheckOp",
