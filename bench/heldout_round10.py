@@ -448,3 +448,31 @@ def rebuild_and_commit(outputs: tuple[torch.Tensor, torch.Tensor], labels: torch
     """Mean squared reconstruction error per sample weighted by 1 + label, plus the commitment loss."""
     residual, commit = outputs
     return (residual.pow(2).flatten(1).mean(1) * (1 + labels.to(residual.dtype))).mean() + commit.mean()
+
+
+class _Ties(nn.Module):
+    """Gradients where values tie, as ReLU's zeros make them: max_pool2d over zeroed windows,
+    amax and max(dim) over rows with repeated maxima, torch.maximum / minimum of two ReLUs (equal
+    where both are zero: torch splits the gradient in half), clamp by tensor bounds, abs at zero."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.conv = nn.Conv2d(2, 4, 3, padding=1)
+        self.a, self.b = nn.Linear(16, 12), nn.Linear(16, 12)
+        self.head = nn.Linear(12 + 12 + 4 + 4, 5)
+        self.register_buffer("low", torch.linspace(-0.5, 0.0, 12))
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        h = F.relu(self.conv(x) - 0.3)
+        pooled = F.max_pool2d(h, 2).flatten(1)  # (b, 16)
+        left, right = F.relu(self.a(pooled)), F.relu(self.b(pooled))
+        both = torch.maximum(left, right) + torch.minimum(left, right).abs()
+        clipped = torch.clamp(left - right, min=self.low, max=torch.zeros_like(self.low))
+        peaks = h.amax(dim=(2, 3))
+        firsts = h.flatten(2).max(dim=2).values
+        return self.head(torch.cat([both, clipped, peaks, firsts], dim=1))
+
+
+def ties() -> Built:
+    torch.manual_seed(0)
+    return _Ties(), (torch.randn(3, 2, 4, 4),)

@@ -1395,6 +1395,7 @@ HELD_OUT: dict[str, Case] = {
     "mpt": Case(round10.mpt, language_model_loss, 256, per_token=True),
     "qwen2_moe": Case(round10.qwen2_moe, language_model_loss, 256, per_token=True),
     "qwen2_moe_loop": Case(round10.qwen2_moe_loop, language_model_loss, 256, per_token=True),
+    "ties": Case(round10.ties, CE, 5),
     "pegasus": Case(round10.pegasus, language_model_loss, 256, per_token=True),
     "gemma2": Case(round10.gemma2, language_model_loss, 256, per_token=True),
     "modernbert": Case(round10.modernbert, masked_lm_loss, 256, per_token=True),
