@@ -13,10 +13,12 @@ LocalResponseNorm, a LayerNorm over (C, H, W), an affine InstanceNorm1d and a
 GroupNorm of one group; nn.GRUCells stepped by hand with widths that change;
 fake quantization with a running abs-max and a step counter that the forward
 updates (a straight-through round); two heads summed in the loss with class
-weights, label smoothing and ignore_index together.
+weights, label smoothing and ignore_index together; gradients where values tie
+(max_pool2d, amax, max(dim), maximum / minimum and clamp over ReLU's zeros).
 transformers at tiny sizes: CodeGen (interleaved rotary on a fused qkv laid
 out in model-parallel groups), MPT (ALiBi, no biases), Qwen2-MoE (top-k experts
-plus a shared expert behind a sigmoid gate), Pegasus (sinusoidal positions,
+plus a shared expert behind a sigmoid gate; batched_mm experts, and the loop
+over the experts hit, `qwen2_moe_loop`), Pegasus (sinusoidal positions,
 scaled embeddings; teacher forcing), Gemma2 (attention and final logit
 soft-capping, sliding windows on alternate layers), ModernBERT (masked LM,
 alternating global/local attention, GeGLU), PoolFormer (pooling as the token
@@ -476,3 +478,94 @@ class _Ties(nn.Module):
 def ties() -> Built:
     torch.manual_seed(0)
     return _Ties(), (torch.randn(3, 2, 4, 4),)
+
+
+class _ComplexRotary(nn.Module):
+    """Meta's reference Llama rotary: freqs_cis by torch.polar, q/k as complex pairs by view_as_complex."""
+    def __init__(self) -> None:
+        super().__init__()
+        self.embed = nn.Embedding(256, 16)
+        self.q, self.k, self.v, self.o = (nn.Linear(16, 16, bias=False) for _ in range(4))
+        freqs = 1.0 / (10000 ** (torch.arange(0, 8, 2).float() / 8))
+        angles = torch.outer(torch.arange(8).float(), freqs)
+        self.register_buffer("freqs_cis", torch.polar(torch.ones_like(angles), angles), persistent=False)
+        self.head = nn.Linear(16, 256)
+
+    def rotate(self, x: torch.Tensor) -> torch.Tensor:
+        b, t, h, d = x.shape
+        xc = torch.view_as_complex(x.float().reshape(b, t, h, d // 2, 2))
+        return torch.view_as_real(xc * self.freqs_cis[:t].view(1, t, 1, d // 2)).flatten(3)
+
+    def forward(self, ids: torch.Tensor) -> torch.Tensor:
+        x = self.embed(ids)
+        b, t, _ = x.shape
+        q = self.rotate(self.q(x).view(b, t, 2, 8)).transpose(1, 2)
+        k = self.rotate(self.k(x).view(b, t, 2, 8)).transpose(1, 2)
+        v = self.v(x).view(b, t, 2, 8).transpose(1, 2)
+        a = F.scaled_dot_product_attention(q, k, v, is_causal=True).transpose(1, 2).reshape(b, t, 16)
+        return self.head(x + self.o(a))
+
+
+class _Volumes(nn.Module):
+    """Conv3d, BatchNorm3d in train mode, trilinear upsampling, bicubic 2-D resize with align_corners."""
+    def __init__(self) -> None:
+        super().__init__()
+        self.conv = nn.Conv3d(2, 4, 3, padding=1, stride=(1, 2, 2))
+        self.norm = nn.BatchNorm3d(4)
+        self.conv2 = nn.Conv2d(4, 3, 3, padding=1)
+        self.head = nn.Linear(3 * 8 * 8 + 4, 5)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        h = F.gelu(self.norm(self.conv(x)))                      # (b, 4, 4, 4, 4)
+        up = F.interpolate(h, scale_factor=2, mode="trilinear", align_corners=False)  # (b, 4, 8, 8, 8)
+        flat = up.mean(2)                                          # (b, 4, 8, 8)
+        img = F.interpolate(self.conv2(flat), size=(8, 8), mode="bicubic", align_corners=True)
+        return self.head(torch.cat([img.flatten(1), h.amax((2, 3, 4))], 1))
+
+
+class _Diagonals(nn.Module):
+    """einsum with a repeated index (a diagonal), torch.trace, diag_embed, triu/tril masks."""
+    def __init__(self) -> None:
+        super().__init__()
+        self.a, self.b = nn.Linear(6, 36), nn.Linear(6, 6)
+        self.head = nn.Linear(6 + 1 + 6, 4)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        m = self.a(x).view(-1, 6, 6)
+        diag = torch.einsum("bii->bi", m)
+        tr = torch.stack([torch.trace(mi) for mi in m]).unsqueeze(1)
+        sym = torch.triu(m) + torch.tril(m, -1).transpose(1, 2) + torch.diag_embed(torch.tanh(self.b(x)))
+        return self.head(torch.cat([diag, tr, sym.sum(1)], 1))
+
+
+class _SolveWhitening(nn.Module):
+    """A learned whitening by torch.linalg.solve of a trained matrix."""
+    def __init__(self) -> None:
+        super().__init__()
+        self.a = nn.Linear(5, 5)
+        self.m = nn.Parameter(torch.eye(5) * 2 + 0.1 * torch.randn(5, 5))
+        self.head = nn.Linear(5, 3)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        h = torch.linalg.solve(self.m, self.a(x).t()).t()
+        return self.head(h)
+
+
+def complex_rotary() -> Built:
+    torch.manual_seed(0)
+    return _ComplexRotary(), _ids()
+
+
+def volumes() -> Built:
+    torch.manual_seed(0)
+    return _Volumes(), (torch.randn(2, 2, 4, 8, 8),)
+
+
+def diagonals() -> Built:
+    torch.manual_seed(0)
+    return _Diagonals(), (torch.randn(3, 6),)
+
+
+def solve_whitening() -> Built:
+    torch.manual_seed(0)
+    return _SolveWhitening(), (torch.randn(4, 5),)

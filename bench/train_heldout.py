@@ -176,8 +176,10 @@ take_along_dim / scatter_reduce (amax, mean) / where, an orthogonal
 parametrization beside hook-style weight_norm, LocalResponseNorm / LayerNorm
 over (C, H, W) / affine InstanceNorm1d / one-group GroupNorm, GRUCells stepped
 by hand, fake quantization with a running abs-max buffer and a step counter,
-two heads summed under class weights + label smoothing + ignore_index;
-transformers' CodeGen, MPT, Qwen2-MoE, Pegasus, Gemma2, ModernBERT,
+two heads summed under class weights + label smoothing + ignore_index,
+gradients where ReLU's zeros tie (max_pool2d, amax, maximum / minimum, clamp);
+transformers' CodeGen, MPT, Qwen2-MoE (batched_mm experts; `qwen2_moe_loop`,
+the experts loop by nonzero, refused), Pegasus, Gemma2, ModernBERT,
 PoolFormer and CvT; diffusers' UNet1DModel and VQModel.
 
 Not in CI (each cell compiles a step); CI checks the mechanisms these runs
@@ -1396,6 +1398,10 @@ HELD_OUT: dict[str, Case] = {
     "qwen2_moe": Case(round10.qwen2_moe, language_model_loss, 256, per_token=True),
     "qwen2_moe_loop": Case(round10.qwen2_moe_loop, language_model_loss, 256, per_token=True),
     "ties": Case(round10.ties, CE, 5),
+    "complex_rotary": Case(round10.complex_rotary, language_model_loss, 256, per_token=True),
+    "volumes": Case(round10.volumes, CE, 5),
+    "diagonals": Case(round10.diagonals, CE, 4),
+    "solve_whitening": Case(round10.solve_whitening, CE, 3),
     "pegasus": Case(round10.pegasus, language_model_loss, 256, per_token=True),
     "gemma2": Case(round10.gemma2, language_model_loss, 256, per_token=True),
     "modernbert": Case(round10.modernbert, masked_lm_loss, 256, per_token=True),
