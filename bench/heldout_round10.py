@@ -14,7 +14,10 @@ GroupNorm of one group; nn.GRUCells stepped by hand with widths that change;
 fake quantization with a running abs-max and a step counter that the forward
 updates (a straight-through round); two heads summed in the loss with class
 weights, label smoothing and ignore_index together; gradients where values tie
-(max_pool2d, amax, max(dim), maximum / minimum and clamp over ReLU's zeros).
+(max_pool2d, amax, max(dim), maximum / minimum and clamp over ReLU's zeros);
+Meta's reference Llama rotary (torch.polar, view_as_complex); Conv3d with
+BatchNorm3d, trilinear and bicubic interpolation; einsum "bii->bi", trace,
+diag_embed, triu / tril; a trained matrix inverted by torch.linalg.solve.
 transformers at tiny sizes: CodeGen (interleaved rotary on a fused qkv laid
 out in model-parallel groups), MPT (ALiBi, no biases), Qwen2-MoE (top-k experts
 plus a shared expert behind a sigmoid gate; batched_mm experts, and the loop
@@ -494,7 +497,7 @@ class _ComplexRotary(nn.Module):
     def rotate(self, x: torch.Tensor) -> torch.Tensor:
         b, t, h, d = x.shape
         xc = torch.view_as_complex(x.float().reshape(b, t, h, d // 2, 2))
-        return torch.view_as_real(xc * self.freqs_cis[:t].view(1, t, 1, d // 2)).flatten(3)
+        return torch.view_as_real(xc * self.freqs_cis[:t].view(1, t, 1, d // 2)).flatten(3).type_as(x)
 
     def forward(self, ids: torch.Tensor) -> torch.Tensor:
         x = self.embed(ids)

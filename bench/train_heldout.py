@@ -177,7 +177,9 @@ parametrization beside hook-style weight_norm, LocalResponseNorm / LayerNorm
 over (C, H, W) / affine InstanceNorm1d / one-group GroupNorm, GRUCells stepped
 by hand, fake quantization with a running abs-max buffer and a step counter,
 two heads summed under class weights + label smoothing + ignore_index,
-gradients where ReLU's zeros tie (max_pool2d, amax, maximum / minimum, clamp);
+gradients where ReLU's zeros tie (max_pool2d, amax, maximum / minimum, clamp),
+complex rotary (view_as_complex), Conv3d / trilinear / bicubic, diagonals,
+torch.linalg.solve of a trained matrix;
 transformers' CodeGen, MPT, Qwen2-MoE (batched_mm experts; `qwen2_moe_loop`,
 the experts loop by nonzero, refused), Pegasus, Gemma2, ModernBERT,
 PoolFormer and CvT; diffusers' UNet1DModel and VQModel.
