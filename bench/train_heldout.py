@@ -168,6 +168,22 @@ checkpoint_sequential; transformers' GPT-NeoX, OPT, MPNet, DINOv2, RoFormer,
 MobileViT, LeViT, SqueezeBERT and FNet. `opt_125m` (OPT-125M at full size) is
 run on its own: `python bench/heldout_round9.py --full-size`.
 
+Round 10 (tround10; bench/heldout_round10.py, `--models round10`): by hand, a
+stack whose width changes at every layer with a projected residual, parameters
+frozen within a module (a bias, a norm's weight), an autoencoder whose
+transposed convolutions reuse the encoder's kernels, gradients through gather /
+take_along_dim / scatter_reduce (amax, mean) / where, an orthogonal
+parametrization beside hook-style weight_norm, LocalResponseNorm / LayerNorm
+over (C, H, W) / affine InstanceNorm1d / one-group GroupNorm, GRUCells stepped
+by hand, fake quantization with a running abs-max buffer and a step counter,
+two heads summed under class weights + label smoothing + ignore_index,
+gradients where ReLU's zeros tie (max_pool2d, amax, maximum / minimum, clamp),
+complex rotary (view_as_complex), Conv3d / trilinear / bicubic, diagonals,
+torch.linalg.solve of a trained matrix;
+transformers' CodeGen, MPT, Qwen2-MoE (batched_mm experts; `qwen2_moe_loop`,
+the experts loop by nonzero, refused), Pegasus, Gemma2, ModernBERT,
+PoolFormer and CvT; diffusers' UNet1DModel and VQModel.
+
 Not in CI (each cell compiles a step); CI checks the mechanisms these runs
 fixed (test_training_heldout.py).
 """
@@ -186,6 +202,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 import heldout_round7 as round7  # noqa: E402
 import heldout_round8 as round8  # noqa: E402
 import heldout_round9 as round9  # noqa: E402
+import heldout_round10 as round10  # noqa: E402
 import train_matrix  # noqa: E402
 from training_cases import OPTIMIZERS, Case, language_model_loss  # noqa: E402
 
@@ -1369,6 +1386,31 @@ HELD_OUT: dict[str, Case] = {
     "squeezebert": Case(round9.squeezebert, CE, 5),
     "fnet": Case(round9.fnet, CE, 5),
     "opt_125m": Case(round9.opt_125m, language_model_loss, 256, per_token=True),
+    "projected_widths": Case(round10.projected_widths, CE, 7),
+    "part_frozen": Case(round10.part_frozen, CE, 5),
+    "tied_conv_autoencoder": Case(round10.tied_conv_autoencoder, round10.classify_and_rebuild, 4),
+    "gather_scatter": Case(round10.gather_scatter, CE, 5),
+    "parametrized": Case(round10.parametrized, CE, 4),
+    "odd_norms": Case(round10.odd_norms, CE, 4),
+    "gru_cells": Case(round10.gru_cells, language_model_loss, 7, per_token=True),
+    "fake_quant": Case(round10.fake_quant, CE, 5),
+    "two_head_sum": Case(round10.two_head_sum, round10.weighted_smoothed_heads, 6),
+    "codegen": Case(round10.codegen, language_model_loss, 256, per_token=True),
+    "mpt": Case(round10.mpt, language_model_loss, 256, per_token=True),
+    "qwen2_moe": Case(round10.qwen2_moe, language_model_loss, 256, per_token=True),
+    "qwen2_moe_loop": Case(round10.qwen2_moe_loop, language_model_loss, 256, per_token=True),
+    "ties": Case(round10.ties, CE, 5),
+    "complex_rotary": Case(round10.complex_rotary, language_model_loss, 256, per_token=True),
+    "volumes": Case(round10.volumes, CE, 5),
+    "diagonals": Case(round10.diagonals, CE, 4),
+    "solve_whitening": Case(round10.solve_whitening, CE, 3),
+    "pegasus": Case(round10.pegasus, language_model_loss, 256, per_token=True),
+    "gemma2": Case(round10.gemma2, language_model_loss, 256, per_token=True),
+    "modernbert": Case(round10.modernbert, masked_lm_loss, 256, per_token=True),
+    "poolformer": Case(round10.poolformer, CE, 5),
+    "cvt": Case(round10.cvt, CE, 5),
+    "unet1d": Case(round10.unet1d, round7.snr_weighted_mse, 3),
+    "vq_model": Case(round10.vq_model, round10.rebuild_and_commit, 3),
 }
 ROUND_7 = [name for name in HELD_OUT if name in round7.__dict__]
 """Round 7's models (`--models round7`)."""
@@ -1376,6 +1418,8 @@ ROUND_8 = [name for name, case in HELD_OUT.items() if case.build.__module__ == r
 """Round 8's models (`--models round8`)."""
 ROUND_9 = [name for name, case in HELD_OUT.items() if case.build.__module__ == round9.__name__ and name != "opt_125m"]
 """Round 9's models (`--models round9`; opt_125m, the full-size one, is named on its own)."""
+ROUND_10 = [name for name, case in HELD_OUT.items() if case.build.__module__ == round10.__name__]
+"""Round 10's models (`--models round10`)."""
 
 
 def decay_groups(params: Any) -> torch.optim.Optimizer:
@@ -1399,7 +1443,7 @@ def main(argv: list[str] | None = None) -> Any:
     defaults = ["--models", ",".join(HELD_OUT), "--precisions", "fp32", "--levels", "2", "--steps", "4",
                 "--no-dynamo"]
     given = list(sys.argv[1:] if argv is None else argv)
-    rounds = {"round7": ROUND_7, "round8": ROUND_8, "round9": ROUND_9}
+    rounds = {"round7": ROUND_7, "round8": ROUND_8, "round9": ROUND_9, "round10": ROUND_10}
     if "--models" in given and given[given.index("--models") + 1] in rounds:
         given[given.index("--models") + 1] = ",".join(rounds[given[given.index("--models") + 1]])
     if "--dynamo-only" in given:
