@@ -270,17 +270,26 @@ def _lu(a: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
     return lu, torch.stack(pivots, -1).to(torch.int32), sign
 
 
+def _factored_for_det(a: torch.Tensor) -> torch.Tensor:
+    """The matrix whose LU `_linalg_det` and `_linalg_slogdet` return: torch factors
+    a contiguous real `a` as `a.mT` (det(a^T) = det(a), and `a.mT` is what LAPACK
+    reads in place), and their backward solves with that LU as `a^T`'s: an LU of
+    `a` itself gives the wrong gradient."""
+    return a.mT if a.is_contiguous() and not a.is_complex() else a
+
+
 @decomposes("aten._linalg_det.default")
 def linalg_det(a: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
-    """(det, LU, pivots): the swaps' sign times the product of U's diagonal."""
-    lu, pivots, sign = _lu(a)
+    """(det, LU, pivots): the swaps' sign times the product of U's diagonal (the LU
+    and pivots torch's kernel returns: `_factored_for_det`)."""
+    lu, pivots, sign = _lu(_factored_for_det(a))
     return sign * lu.diagonal(0, -2, -1).prod(-1), lu, pivots
 
 
 @decomposes("aten._linalg_slogdet.default")
 def linalg_slogdet(a: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor, torch.Tensor]:
-    """(sign, log|det|, LU, pivots)."""
-    lu, pivots, sign = _lu(a)
+    """(sign, log|det|, LU, pivots), the LU and pivots as torch's kernel returns them."""
+    lu, pivots, sign = _lu(_factored_for_det(a))
     diagonal = lu.diagonal(0, -2, -1)
     return sign * diagonal.sign().prod(-1), diagonal.abs().log().sum(-1), lu, pivots
 

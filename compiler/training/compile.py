@@ -32,6 +32,7 @@ from rducc.frontend.joint_graph import gradient_ancestors
 from rducc.frontend.locations import describe_location, replay, trace_line
 from rducc.targets import load_target
 from rducc.training.attention import attention_as_eager, group_repeated_heads, prepare_autocast
+from rducc.training.linalg_gradients import linalg_decomposed
 from rducc.training.optimizers import OptimizerSpec, Trained
 from rducc.training.scaling import SCALE, DynamicScale
 from rducc.training.step import append_optimizer
@@ -344,7 +345,7 @@ def joint_graph(ep: torch.export.ExportedProgram) -> torch.export.ExportedProgra
         with (_composite_gradients_on_meta(_on_meta(ep)), _node_meta_through_flattening(),
               warnings.catch_warnings(record=True) as caught):
             warnings.simplefilter("always")
-            traced = _with_eager_gradients(_reshapes_in_autocast(_without_unused_gradients(ep)))
+            traced = _with_eager_gradients(_reshapes_in_autocast(_without_unused_gradients(linalg_decomposed(ep))))
             table = core_aten_decompositions()
             for name in LAYER_NORM_AS_EAGER:  # converted whole, as torch's kernel computes it
                 table.pop(overload(name), None)
