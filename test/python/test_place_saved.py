@@ -14,7 +14,7 @@ import pytest
 import torch
 from torch import nn
 from torch.export.experimental import _export_forward_backward
-from training_cases import PARAM_ATOL, PARAM_RTOL
+from training_cases import PARAM_ATOL, PARAM_RTOL, GatedStack
 from xdsl.dialects import func
 from xdsl.dialects.builtin import ModuleOp
 from xdsl.ir import BlockArgument, SSAValue
@@ -231,32 +231,6 @@ def test_adamw_updates_written_over_globals_on_several_sockets(split: dict[str, 
             torch.testing.assert_close(ours[index][key], expected[index][key], rtol=PARAM_RTOL, atol=1e-9)
     for name, parameter in reference.named_parameters():
         torch.testing.assert_close(step.parameters()[name], parameter.detach(), rtol=PARAM_RTOL, atol=2e-4)
-
-
-class GatedBlock(nn.Module):
-    """A residual block whose normed input feeds two products: its outlined forward
-    returns that one value for two saved slots of the backward."""
-
-    def __init__(self) -> None:
-        super().__init__()
-        self.norm = nn.LayerNorm(64)
-        self.gate = nn.Linear(64, 64)
-        self.up = nn.Linear(64, 64, bias=False)
-
-    def forward(self, x: torch.Tensor) -> torch.Tensor:
-        h = self.norm(x)
-        return x + torch.sigmoid(self.gate(h)) * self.up(h)
-
-
-class GatedStack(nn.Module):
-    def __init__(self) -> None:
-        super().__init__()
-        self.blocks = nn.ModuleList([GatedBlock(), GatedBlock()])
-
-    def forward(self, x: torch.Tensor) -> torch.Tensor:
-        for block in self.blocks:
-            x = block(x)
-        return x.pow(2).mean()
 
 
 def test_outlined_step_spills_only_what_its_callees_hold(monkeypatch: pytest.MonkeyPatch,

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 import torch
-from torch import nn
+from training_cases import GatedStack
 from xdsl.dialects.builtin import ModuleOp
 from xdsl.ir import Block
 
@@ -23,29 +23,6 @@ from rducc.passes.rdu_insert_dma import write_in_place
 from rducc.pipeline import pipeline_text
 
 INPUTS = Path(__file__).resolve().parents[1] / "passes" / "Inputs"
-
-
-class GatedBlock(nn.Module):
-    def __init__(self) -> None:
-        super().__init__()
-        self.norm = nn.LayerNorm(64)
-        self.gate = nn.Linear(64, 64)
-        self.up = nn.Linear(64, 64, bias=False)
-
-    def forward(self, x: torch.Tensor) -> torch.Tensor:
-        h = self.norm(x)
-        return x + torch.sigmoid(self.gate(h)) * self.up(h)
-
-
-class GatedStack(nn.Module):
-    def __init__(self, layers: int) -> None:
-        super().__init__()
-        self.blocks = nn.ModuleList([GatedBlock() for _ in range(layers)])
-
-    def forward(self, x: torch.Tensor) -> torch.Tensor:
-        for block in self.blocks:
-            x = block(x)
-        return x.pow(2).mean()
 
 
 class _Afresh(dict[Block, BlockOrder]):
