@@ -98,15 +98,20 @@ def entry_function(module: ModuleOp, name: str = ENTRY) -> func.FuncOp:
 
 
 def global_stages(module: ModuleOp) -> dict[str, int]:
-    """The pipeline stage whose sockets hold each global: that of its first reader."""
+    """The pipeline stage whose sockets hold each global: that of its first reader.
+
+    An op's stage (`op_stage`: a walk of a kernel's body) is asked once, and only
+    of an op that is some global's first reader: a fused optimizer kernel reads
+    many globals, and asking it per global made the walk quadratic in depth."""
     stages: dict[str, int] = {}
     for function in functions(module):
         by_arg = {arg: name for arg, a in zip(function.args, arg_attrs(function))
                   if (name := global_of(a)) is not None}
         for op in function.body.block.ops:
-            for operand in op.operands:
-                if operand in by_arg:
-                    stages.setdefault(by_arg[operand], op_stage(op))
+            first_read = [by_arg[v] for v in op.operands if v in by_arg and by_arg[v] not in stages]
+            if first_read:
+                stage = op_stage(op)
+                stages.update((name, stage) for name in first_read)
     return stages
 
 

@@ -38,7 +38,9 @@ buffers live at the busiest point.
 
 from __future__ import annotations
 
+from bisect import bisect_left, insort
 from collections.abc import Callable
+from itertools import accumulate
 from dataclasses import dataclass, field
 from typing import ClassVar
 
@@ -204,33 +206,55 @@ def _place_group(group: list[SramBuffer], capacity: int) -> None:
 
 
 def _place_in_order(group: list[SramBuffer], order: Callable[[SramBuffer], tuple[int, ...]]) -> int:
-    """Place `group` first fit in `order`; the highest byte used."""
-    placed: list[SramBuffer] = []
+    """Place `group` first fit in `order`; the highest byte used.
+
+    The buffers placed are kept by offset (`insort`), so each new one walks them
+    upward, skipping those not live with it, and stops at the first gap that
+    fits: no sort of the live ones per buffer."""
+    placed: list[SramBuffer] = []  # by offset; equal offsets in placement order
     for buffer in sorted(group, key=order):
-        busy = sorted(
-            (p for p in placed if p.start <= buffer.end and buffer.start <= p.end),
-            key=lambda p: p.offset,
-        )
         offset = 0
-        for other in busy:
+        for other in placed:
+            if other.start > buffer.end or buffer.start > other.end:
+                continue  # not live at the same time
             if offset + buffer.size <= other.offset:
                 break
             offset = max(offset, other.offset + other.size)
         buffer.offset = offset
-        placed.append(buffer)
+        insort(placed, buffer, key=_offset)
     return max((b.offset + b.size for b in group), default=0)
 
 
+def _offset(buffer: SramBuffer) -> int:
+    return buffer.offset
+
+
 def max_live(buffers: list[SramBuffer]) -> tuple[int, list[SramBuffer]]:
-    """The largest total size live at one point, and the buffers live there."""
-    events = sorted({b.start for b in buffers})
-    best, best_live = 0, []
-    for point in events:
-        live = [b for b in buffers if b.start <= point <= b.end]
-        total = sum(b.size for b in live)
+    """The largest total size live at one point (a buffer's start), and the buffers
+    live there (the first such point): one sweep over the starts and ends."""
+    spans = [b for b in buffers if b.start <= b.end]  # an empty interval is never live
+    starts, ends = sorted(spans, key=_start), sorted(spans, key=_end)
+    best, best_point, total, opened, closed = 0, None, 0, 0, 0
+    for point in sorted({b.start for b in buffers}):
+        while opened < len(starts) and starts[opened].start <= point:
+            total += starts[opened].size
+            opened += 1
+        while closed < len(ends) and ends[closed].end < point:
+            total -= ends[closed].size
+            closed += 1
         if total > best:
-            best, best_live = total, live
-    return best, best_live
+            best, best_point = total, point
+    if best_point is None:
+        return 0, []
+    return best, [b for b in buffers if b.start <= best_point <= b.end]
+
+
+def _start(buffer: SramBuffer) -> int:
+    return buffer.start
+
+
+def _end(buffer: SramBuffer) -> int:
+    return buffer.end
 
 
 def _max_live_fast(groups: list[list[SramBuffer]]) -> tuple[int, list[SramBuffer]]:
@@ -258,6 +282,7 @@ def _calls_checked(
     """The (peak, lower bound) of each function `function` calls; a caller's SRAM
     buffer live across a call is an error, as the callee's offsets start at 0."""
     position = {op: index for index, op in enumerate(function.body.walk())}
+    live_across = _live_across(buffers)
     found = []
     for call in position:
         if not isinstance(call, func.CallOp):
@@ -265,11 +290,25 @@ def _calls_checked(
         name = call.callee.string_value()
         if name not in callee_peaks:
             raise LocatedError(call, f"rdu-sram-alloc: @{name} is not a function of this module with a body")
-        across = [b for b in buffers if b.start < position[call] < b.end]
-        if across:
+        if live_across(position[call]):  # the error names the first such buffer
+            across = [b for b in buffers if b.start < position[call] < b.end]
             raise LocatedError(call, f"SRAM buffer {across[0].label} is live across the call of @{name}")
         found.append(callee_peaks[name])
     return found
+
+
+def _live_across(buffers: list[SramBuffer]) -> Callable[[int], bool]:
+    """Whether some buffer is live across a position (starts before it, ends after
+    it): the latest end among the buffers started before it, by bisection."""
+    by_start = sorted(buffers, key=_start)
+    starts = [b.start for b in by_start]
+    latest = list(accumulate((b.end for b in by_start), max))
+
+    def across(point: int) -> bool:
+        before = bisect_left(starts, point)
+        return before > 0 and latest[before - 1] > point
+
+    return across
 
 
 @dataclass(frozen=True)

@@ -344,27 +344,29 @@ def _sections(body: KernelBody, stages: list[StageWork], buffers: list[BufferWor
     """Stages in body order cut where the least PCUs or PMUs would not fit (module
     docstring); buffers no stage touches (read by a reshape only) go to section 0."""
     home = _buffer_homes(body, buffers)
-    used = {i for stage in stages for i in _touches(stage, home)}
+    touches = [_touches(stage, home) for stage in stages]
+    used = {i for mine in touches for i in mine}
     touched: dict[int, BufferWork] = {b.index: b for b in buffers if b.index not in used}
     found: list[tuple[list[StageWork], list[BufferWork]]] = []
     current: list[StageWork] = []
-    for stage in stages:
-        mine = _touches(stage, home)
-        pmus = sum(b.least for b in mine.values())
-        if stage.least > target.pcus or pmus > target.pmus:
+    pcus, pmus = 0, sum(b.least for b in touched.values())  # the section's least units, kept as it grows
+    for stage, mine in zip(stages, touches):
+        needs = sum(b.least for b in mine.values())
+        if stage.least > target.pcus or needs > target.pmus:
             raise LocatedError(stage.op, f"rdu-map-units: no room for '{stage.op.name}' of kernel "
-                               f"'{body.name}': it needs {stage.least} PCUs and {pmus} PMUs at once "
+                               f"'{body.name}': it needs {stage.least} PCUs and {needs} PMUs at once "
                                f"but the target has {target.pcus} and {target.pmus}")
-        joined = {**touched, **mine}
-        if current and (sum(s.least for s in current) + stage.least > target.pcus
-                        or sum(b.least for b in joined.values()) > target.pmus):
+        new = [b for i, b in mine.items() if i not in touched]
+        if current and (pcus + stage.least > target.pcus or pmus + sum(b.least for b in new) > target.pmus):
             found.append((current, list(touched.values())))
-            current, joined = [], dict(mine)
+            current, touched, pcus, pmus = [], {}, 0, 0
+            new = list(mine.values())
         current.append(stage)
-        touched = joined
-    if sum(b.least for b in touched.values()) > target.pmus:
+        touched.update((b.index, b) for b in new)
+        pcus, pmus = pcus + stage.least, pmus + sum(b.least for b in new)
+    if pmus > target.pmus:
         raise LocatedError(body.anchor, f"rdu-map-units: no room for the buffers of kernel '{body.name}': "
-                           f"they need {sum(b.least for b in touched.values())} PMUs but the target has {target.pmus}")
+                           f"they need {pmus} PMUs but the target has {target.pmus}")
     found.append((current, list(touched.values())))
     return found
 

@@ -1,0 +1,198 @@
+"""What three passes keep where they scanned, so a deep training step costs its
+depth, not its square (issue 27): each against the scan it replaces, which is
+kept here as the reference.
+
+- the mapper's sections (`mapping._sections`, which rdu-fuse asks of every
+  group it weighs): the section's least PCUs and PMUs kept as it grows, not
+  summed again over the section for every stage;
+- rdu-sram-alloc: the buffers placed kept by offset (no sort of the live ones
+  per buffer), the most bytes live at once by one sweep (not a scan of every
+  buffer at every start), a buffer live across a call by bisection;
+- `global_stages` (rdu-place-tiers, the cost model): each op's stage asked
+  once, of a first reader only, not per global operand of every reader."""
+
+from __future__ import annotations
+
+import dataclasses
+import random
+from pathlib import Path
+
+import pytest
+from xdsl.dialects.builtin import ModuleOp
+from xdsl.ir import Operation
+from xdsl.parser import Parser
+
+import rducc.dialects.program as program
+from rducc.diagnostics import LocatedError
+from rducc.dialects.contracts import arg_attrs, global_of, op_stage
+from rducc.dialects.program import entry_function, functions, global_stages
+from rducc.model import mapping
+from rducc.model.mapping import BufferWork, StageWork, _buffer_homes, _touches, body_stages, buffer_works
+from rducc.passes import rdu_fuse, rdu_sram_alloc
+from rducc.passes.rdu_sram_alloc import SramBuffer
+from rducc.pipeline import parse_passes, run_passes
+from rducc.targets import Target, load_target
+from rducc.tools.opt import RduccOptMain
+
+PASSES = Path(__file__).resolve().parents[1] / "passes"
+STEP = PASSES / "rdu-place-saved-in-place.mlir"  # an SGD step with momentum: forward, backward, updates
+PIPELINED = PASSES / "rdu-partition-microbatches.mlir"  # a training step, split in two pipeline stages here
+
+
+def parsed(path: Path) -> ModuleOp:
+    return Parser(RduccOptMain(args=[str(path)]).ctx, path.read_text()).parse_module()
+
+
+# --- the mapper's sections -------------------------------------------------
+
+def sections_by_scan(body: mapping.KernelBody, stages: list[StageWork], buffers: list[BufferWork],
+                     target: Target) -> list[tuple[list[StageWork], list[BufferWork]]]:
+    """The plain definition: each section's least units summed again for every stage."""
+    home = _buffer_homes(body, buffers)
+    used = {i for stage in stages for i in _touches(stage, home)}
+    touched: dict[int, BufferWork] = {b.index: b for b in buffers if b.index not in used}
+    found: list[tuple[list[StageWork], list[BufferWork]]] = []
+    current: list[StageWork] = []
+    for stage in stages:
+        mine = _touches(stage, home)
+        pmus = sum(b.least for b in mine.values())
+        if stage.least > target.pcus or pmus > target.pmus:
+            raise LocatedError(stage.op, f"rdu-map-units: no room for '{stage.op.name}' of kernel "
+                               f"'{body.name}': it needs {stage.least} PCUs and {pmus} PMUs at once "
+                               f"but the target has {target.pcus} and {target.pmus}")
+        joined = {**touched, **mine}
+        if current and (sum(s.least for s in current) + stage.least > target.pcus
+                        or sum(b.least for b in joined.values()) > target.pmus):
+            found.append((current, list(touched.values())))
+            current, joined = [], dict(mine)
+        current.append(stage)
+        touched = joined
+    if sum(b.least for b in touched.values()) > target.pmus:
+        raise LocatedError(body.anchor, f"rdu-map-units: no room for the buffers of kernel '{body.name}': "
+                           f"they need {sum(b.least for b in touched.values())} PMUs but the target has {target.pmus}")
+    found.append((current, list(touched.values())))
+    return found
+
+
+def outcome(sections, *args):  # type: ignore[no-untyped-def]
+    """The sections as (stage ops, buffer indices), or the error's message."""
+    try:
+        return [([s.index for s in members], [b.index for b in touched]) for members, touched in sections(*args)]
+    except LocatedError as error:
+        return str(error)
+
+
+def test_sections_keep_their_units_as_the_scan_counts_them() -> None:
+    """Every window of the step's ops as one kernel, on targets of few PCUs and PMUs
+    (many sections, and both no-room errors): the same sections or error."""
+    entry = entry_function(parsed(STEP))
+    ops = [op for op in entry.body.block.ops if op is not entry.body.block.last_op]
+    base, rng, compared, cuts = load_target("sn40l"), random.Random(27), 0, 0
+    for start in range(len(ops)):
+        for stop in range(start + 1, min(len(ops), start + 12) + 1):
+            planned = rdu_fuse.group_body(ops[start:stop], base)
+            if planned is None:
+                continue
+            body = planned[0]
+            stages, buffers = body_stages(body, base), buffer_works(body, base)
+            for _ in range(4):
+                target = dataclasses.replace(base, pcus=rng.randint(1, 2 * sum(s.least for s in stages) + 1),
+                                             pmus=rng.randint(1, 2 * sum(b.least for b in buffers) + 1))
+                want = outcome(sections_by_scan, body, stages, buffers, target)
+                assert outcome(mapping._sections, body, stages, buffers, target) == want
+                compared += 1
+                cuts += isinstance(want, list) and len(want) > 1
+    assert compared > 100 and cuts > 10  # windows cut into several sections were compared
+
+
+# --- rdu-sram-alloc ---------------------------------------------------------
+
+def place_by_scan(group: list[SramBuffer], order) -> int:  # type: ignore[no-untyped-def]
+    """The plain first fit: the placed buffers live with each new one, sorted by offset."""
+    placed: list[SramBuffer] = []
+    for buffer in sorted(group, key=order):
+        busy = sorted((p for p in placed if p.start <= buffer.end and buffer.start <= p.end), key=lambda p: p.offset)
+        offset = 0
+        for other in busy:
+            if offset + buffer.size <= other.offset:
+                break
+            offset = max(offset, other.offset + other.size)
+        buffer.offset = offset
+        placed.append(buffer)
+    return max((b.offset + b.size for b in group), default=0)
+
+
+def max_live_by_scan(buffers: list[SramBuffer]) -> tuple[int, list[SramBuffer]]:
+    """The plain definition: the buffers live at each start, summed."""
+    best, best_live = 0, []
+    for point in sorted({b.start for b in buffers}):
+        live = [b for b in buffers if b.start <= point <= b.end]
+        total = sum(b.size for b in live)
+        if total > best:
+            best, best_live = total, live
+    return best, best_live
+
+
+def drawn_buffers(rng: random.Random, op: Operation) -> list[SramBuffer]:
+    """Buffers of drawn sizes (many equal: ties) and live ranges (some empty, some long)."""
+    found = []
+    for _ in range(rng.randint(0, 60)):
+        start = rng.randint(0, 80)
+        end = start + rng.choice((0, 1, 2, 5, 20, 70, -1))
+        found.append(SramBuffer(op, rng.choice((64, 128, 128, 256, 1024, 4096)), start, end))
+    return found
+
+
+@pytest.fixture(scope="module")
+def some_op() -> Operation:
+    return entry_function(parsed(STEP))
+
+
+def test_sram_placement_and_peak_as_the_scans(some_op: Operation) -> None:
+    rng = random.Random(20)
+    for _ in range(300):
+        buffers = drawn_buffers(rng, some_op)
+        for _, order in rdu_sram_alloc.PLACEMENT_ORDERS:
+            peak = rdu_sram_alloc._place_in_order(buffers, order)
+            offsets = [b.offset for b in buffers]
+            assert (peak, offsets) == (place_by_scan(buffers, order), [b.offset for b in buffers])
+        total, live = rdu_sram_alloc.max_live(buffers)
+        want_total, want_live = max_live_by_scan(buffers)
+        assert total == want_total and [id(b) for b in live] == [id(b) for b in want_live]
+        across = rdu_sram_alloc._live_across(buffers)
+        for point in range(-1, 90):
+            assert across(point) == any(b.start < point < b.end for b in buffers)
+
+
+# --- global_stages ------------------------------------------------------------
+
+def stages_by_scan(module: ModuleOp) -> dict[str, int]:
+    """The plain definition: the stage of every reader of a global, the first one kept."""
+    stages: dict[str, int] = {}
+    for function in functions(module):
+        by_arg = {arg: name for arg, a in zip(function.args, arg_attrs(function))
+                  if (name := global_of(a)) is not None}
+        for op in function.body.block.ops:
+            for operand in op.operands:
+                if operand in by_arg:
+                    stages.setdefault(by_arg[operand], op_stage(op))
+    return stages
+
+
+def test_global_stages_asks_each_first_reader_once(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A step split in two pipeline stages, fused: the globals' stages as the scan
+    finds them, each op asked once, and only the globals' first readers."""
+    module = parsed(PIPELINED)
+    run_passes(module, parse_passes("rdu-partition{pp=2 target=sn40l-8},rdu-fuse{level=2},rdu-place-saved,"
+                                    "rdu-tile,rdu-place-tiers"))
+    want = stages_by_scan(module)
+    assert set(want.values()) == {0, 1}
+    asked: list[Operation] = []
+
+    def counted(op: Operation) -> int:
+        asked.append(op)
+        return op_stage(op)
+
+    monkeypatch.setattr(program, "op_stage", counted)
+    assert global_stages(module) == want and list(global_stages(module)) == list(want)
+    assert len(asked) == 2 * len(set(asked)) <= 2 * len(want)  # two calls: each first reader once a call
