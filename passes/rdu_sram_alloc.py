@@ -40,8 +40,8 @@ from __future__ import annotations
 
 from bisect import bisect_left, insort
 from collections.abc import Callable
-from itertools import accumulate
 from dataclasses import dataclass, field
+from itertools import accumulate
 from typing import ClassVar
 
 from xdsl.context import Context
