@@ -105,7 +105,8 @@ def run_by_layer(quick: bool, layers: tuple[int, int] | None = None) -> Section:
 
 
 DEPTH_STAGES = ("export", "joint graph", "decompose", "import", "verify", "optimizer", "rdu-outline-layers",
-                "rdu-partition", "rdu-place-saved", "rdu-insert-dma", "cost model")
+                "rdu-partition", "rdu-fuse", "rdu-place-saved", "rdu-place-tiers", "rdu-insert-dma",
+                "rdu-sram-alloc", "cost model")
 """The 70B step's stages shown by depth (the total is every stage's)."""
 
 

@@ -55,6 +55,7 @@ which docs/cost-model.md states with a worked example:
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from math import ceil
@@ -295,16 +296,23 @@ def buffer_works(body: KernelBody, target: Target) -> list[BufferWork]:
 
 def balance(works: Sequence[float], least: Sequence[int], most: Sequence[int], budget: int) -> list[int]:
     """Integer units, each between its least and most, so that max(work / units) is
-    smallest within `budget` (the least T with sum(clamp(ceil(work / T))) <= budget)."""
+    smallest within `budget` (the least T with sum(clamp(ceil(work / T))) <= budget).
 
-    def need(time: float) -> list[int]:
+    The search's sums count each distinct (work, least, most) once, times how many
+    stages have it: a fused optimizer kernel's updates of many like-shaped
+    parameters are a few kinds of stage, however deep the model."""
+    kinds = Counter(zip(works, least, most))
+
+    def units(w: float, lo: int, hi: int, time: float) -> int:
         # The rounding slack is relative (a share of work / time), so stages whose
         # work / units tie at T round alike: an absolute slack lets the search stop
         # just under T, where a stage of larger work / T takes a unit it does not need.
-        return [min(hi, max(lo, ceil(w / time * (1 - 1e-9)))) if w > 0 else lo
-                for w, lo, hi in zip(works, least, most)]
+        return min(hi, max(lo, ceil(w / time * (1 - 1e-9)))) if w > 0 else lo
 
-    if sum(need(float("inf"))) <= budget and all(w <= 0 for w in works):
+    def needed(time: float) -> int:
+        return sum(n * units(w, lo, hi, time) for (w, lo, hi), n in kinds.items())
+
+    if needed(float("inf")) <= budget and all(w <= 0 for w in works):
         return list(least)
     high = max((w / lo for w, lo in zip(works, least) if w > 0 and lo > 0), default=1.0)
     low = 0.0
@@ -312,11 +320,11 @@ def balance(works: Sequence[float], least: Sequence[int], most: Sequence[int], b
         return list(most)
     for _ in range(64):
         middle = (low + high) / 2
-        if middle <= 0 or sum(need(middle)) > budget:
+        if middle <= 0 or needed(middle) > budget:
             low = middle
         else:
             high = middle
-    return need(high)
+    return [units(w, lo, hi, high) for w, lo, hi in zip(works, least, most)]
 
 
 def _touches(stage: StageWork, home: dict[SSAValue, BufferWork]) -> dict[int, BufferWork]:

@@ -4,7 +4,8 @@ kept here as the reference.
 
 - the mapper's sections (`mapping._sections`, which rdu-fuse asks of every
   group it weighs): the section's least PCUs and PMUs kept as it grows, not
-  summed again over the section for every stage;
+  summed again over the section for every stage; its units (`balance`): each
+  kind of stage counted once in the search's sums, not each stage;
 - rdu-sram-alloc: the buffers placed kept by offset (no sort of the live ones
   per buffer), the most bytes live at once by one sweep (not a scan of every
   buffer at every start), a buffer live across a call by bisection;
@@ -15,6 +16,7 @@ from __future__ import annotations
 
 import dataclasses
 import random
+from math import ceil
 from pathlib import Path
 
 import pytest
@@ -103,6 +105,42 @@ def test_sections_keep_their_units_as_the_scan_counts_them() -> None:
                 compared += 1
                 cuts += isinstance(want, list) and len(want) > 1
     assert compared > 100 and cuts > 10  # windows cut into several sections were compared
+
+
+def balance_by_scan(works: list[float], least: list[int], most: list[int], budget: int) -> list[int]:
+    """The plain search: every stage's units summed at every step."""
+
+    def need(time: float) -> list[int]:
+        return [min(hi, max(lo, ceil(w / time * (1 - 1e-9)))) if w > 0 else lo
+                for w, lo, hi in zip(works, least, most)]
+
+    if sum(need(float("inf"))) <= budget and all(w <= 0 for w in works):
+        return list(least)
+    high = max((w / lo for w, lo in zip(works, least) if w > 0 and lo > 0), default=1.0)
+    low = 0.0
+    if sum(most) <= budget:
+        return list(most)
+    for _ in range(64):
+        middle = (low + high) / 2
+        if middle <= 0 or sum(need(middle)) > budget:
+            low = middle
+        else:
+            high = middle
+    return need(high)
+
+
+def test_balance_counts_kinds_of_stage_as_the_scan_counts_stages() -> None:
+    """Drawn stages, many alike (a fused update of like parameters), some idle,
+    within budgets from below the least to above the most: the same units."""
+    rng = random.Random(40)
+    for _ in range(200):
+        kinds = [(rng.choice((0.0, 1e-7, 3e-7, 2.5e-6, rng.random() * 1e-5)), rng.randint(1, 3))
+                 for _ in range(rng.randint(1, 6))]
+        stages = [rng.choice(kinds) for _ in range(rng.randint(1, 40))]
+        works, least = [w for w, _ in stages], [lo for _, lo in stages]
+        most = [lo + rng.choice((0, 4, 50)) for lo in least]
+        budget = rng.randint(max(1, sum(least) - 5), sum(most) + 5)
+        assert mapping.balance(works, least, most, budget) == balance_by_scan(works, least, most, budget)
 
 
 # --- rdu-sram-alloc ---------------------------------------------------------
