@@ -46,9 +46,12 @@ The verdicts:
   latter, `rdu_partition.training.ddp_gradient`), and the two are a bf16
   rounding apart in most gradient elements. A model whose rows are not
   independent (batch norm in train mode: `training_cases.rows_independent`,
-  checked in float64 on the first batch) keeps the whole batch as its dp
-  reference: rducc's dp reduces its statistics over the replicas, as
-  SyncBatchNorm.
+  checked in float64 on the first batch) is judged against DDP with
+  SyncBatchNorm (`Around.synced`, test/python/ddp_sync_norm.py: each rank's
+  shard normalized with the whole batch's statistics, its gradients its own),
+  as rducc's dp reduces the statistics over the replicas and rounds each
+  replica's gradients as a DDP rank's kernels do; the whole batch stays the
+  reference only where that is not the whole batch's function in float64.
 - tp=N (bf16): two bars, each a measured distance of eager autocast from
   float32 eager on the same batches. The one-socket bar (eager autocast on
   one device, as above), and the split-sum bar: eager autocast computing
@@ -241,13 +244,17 @@ def _eager(model: torch.nn.Module, cell: Cell, data: list, autocast: bool,
 def reference_around(cell: Cell, model: torch.nn.Module, batch: tuple[torch.Tensor, torch.Tensor]) -> Around:
     """How eager computes the cell's reference step: at dp=N, as DistributedDataParallel
     (each rank's shard alone, gradients averaged: `Around.ranks`) where the model's rows
-    are independent (`rows_independent`); else, and on one socket or at tp, the whole batch."""
+    are independent (`rows_independent`), with its batch norm as SyncBatchNorm where that
+    couples them (`Around.synced`, `ddp_sync_norm`); else, and on one socket or at tp, the
+    whole batch."""
     if not cell.split.startswith("dp"):
         return cell.around
-    ranks = int(cell.split[2:])
-    if not rows_independent(model, CASES[cell.model].loss, *batch, ranks):
-        return cell.around
-    return replace(cell.around, ranks=ranks)
+    ranks, loss = int(cell.split[2:]), CASES[cell.model].loss
+    if rows_independent(model, loss, *batch, ranks):
+        return replace(cell.around, ranks=ranks)
+    if rows_independent(model, loss, *batch, ranks, synced=True):
+        return replace(cell.around, ranks=ranks, synced=True)
+    return cell.around
 
 
 def eager_diverged(losses: list[float], parameters: dict[str, torch.Tensor]) -> str | None:

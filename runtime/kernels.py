@@ -42,7 +42,7 @@ from numpy.lib.stride_tricks import sliding_window_view
 
 from rducc.dialects.shapes import window_output_size, window_span
 from rducc.errors import RduccError
-from rducc.runtime.dtypes import BF16, BOOL, F32, F64, HALF_DTYPES, I64, accumulator, compute_dtype, saturated
+from rducc.runtime.dtypes import BF16, BOOL, F16, F32, F64, HALF_DTYPES, I64, accumulator, compute_dtype, saturated
 from rducc.runtime.elementwise import as_torch, assign
 from rducc.runtime.subnormals import subnormals_as_zero
 from rducc.runtime.threads import PARALLEL_MACS
@@ -516,14 +516,18 @@ def conv(
     overlap, is one gather of its windows and one GEMM batched over the groups
     (`_window_conv`); any other of 1-3 spatial dims in f32/f64 runs PyTorch's
     own CPU convolution (`torch.nn.functional.conv{1,2,3}d`, on the arrays'
-    memory: oneDNN's direct kernels, on torch's threads). f16/bf16 run in f32
-    and round once to `dtype` (the result element type, default the input's;
-    f32 for a bf16 conv keeps the f32 sums). With `out` (a C-contiguous array
+    memory: oneDNN's direct kernels, on torch's threads). f16/bf16 operands
+    whose result is their type (no bias) run as torch's convolution on the
+    16-bit operands (`_half_conv`): eager autocast's kernel, so its bits; with
+    another `dtype` (f32 for a bf16 conv with a bias, which keeps the f32
+    sums) they run in f32 and round once to `dtype`. With `out` (a C-contiguous array
     of the result's shape and dtype) the result is written there. The bias is
     oneDNN's epilogue on torch's path (eager's `F.conv2d` with its bias), one
     in-place add after the GEMM on the others (`rducc.runtime.epilogues`).
     """
     dtype = x.dtype if dtype is None else np.dtype(dtype)
+    if x.dtype == weight.dtype == dtype and dtype in (BF16, F16) and bias is None and x.ndim - 2 in _TORCH_CONV:
+        return _half_conv(x, weight, stride, padding, dilation, groups, out)
     compute = compute_dtype(dtype)
     source, w = x.astype(compute, copy=False), weight.astype(compute, copy=False)
     if plan is None or plan.shapes != (x.shape, weight.shape):  # a plan is for the shapes it was made for
@@ -545,6 +549,22 @@ def conv(
             np.ascontiguousarray(result.astype(dtype, copy=False))
     if result is not out:
         out[...] = result
+    return out
+
+
+def _half_conv(x: np.ndarray, weight: np.ndarray, stride: Sequence[int], padding: Sequence[int],
+               dilation: Sequence[int], groups: int, out: np.ndarray | None) -> np.ndarray:
+    """A bf16/f16 convolution as torch's kernel on the 16-bit operands (eager
+    autocast's call): how its sums are ordered and rounded depends on the CPU
+    (oneDNN's bf16 kernels, or im2col and a 16-bit GEMM that accumulates in
+    f32 in its own order), so f32 sums rounded once differ from it in about
+    one output in 10^4 on larger shapes (rdu.conv_grad does the same for the
+    backward)."""
+    result = _from_torch(_TORCH_CONV[x.ndim - 2](_outermost_ones(as_torch(x)), as_torch(weight), None, tuple(stride),
+                                                 tuple(padding), tuple(dilation), groups))
+    if out is None:
+        return result
+    out[...] = result
     return out
 
 

@@ -198,7 +198,6 @@ from rducc.passes.rdu_partition.training import (
     batch_splits,
     choose_training_split,
     ddp_gradient,
-    feeds_backward,
     fill_value,
     is_training_step,
     mark_deferred,
@@ -642,10 +641,6 @@ class _TensorPartitioner:
     over the ranks, by the 16-bit type they are rounded to then (`_widen_partial`)."""
     master: bool | None = None
     """Whether the step trains float32 master weights (`_master_weights`, read once)."""
-    rows_coupled: bool = False
-    """Data parallel: the forward combines a sum over the batch, all-reduced, with the
-    replicas' rows (batch norm's statistics, as SyncBatchNorm): the step is the whole
-    batch's function, its 16-bit gradients rounded once as the whole batch's (`_rank_rounded`)."""
     at_calls: _LayersAtCalls | None = None
     """tp: the outlined layers not partitioned yet, each partitioned at its first call."""
     weight_made: dict[SSAValue, bool] = field(default_factory=dict)
@@ -834,7 +829,6 @@ class _TensorPartitioner:
             result = self._view_of_reduced(value) or self._insert(
                 AllReduceOp(value, self.tp, self._groups(self.tp, 1)), before, None)
             have = None
-            self._note_coupling(value, before)
         elif isinstance(have, GroupPartial):
             result = self._all_reduce_groups(value, have, before)
             have = have.split
@@ -1574,23 +1568,18 @@ class _TensorPartitioner:
         self.rounds_to[wide] = element
         return wide
 
-    def _note_coupling(self, value: SSAValue, reader: Operation) -> None:
-        """Data parallel: a sum over the batch of more than one element (not the loss or
-        its count) all-reduced for a forward op whose results the backward reads (batch
-        norm's statistics) couples the rows (`rows_coupled`)."""
-        if (self.data_parallel and not self.rows_coupled and phase_of(reader) == Phase.FORWARD
-                and int(np.prod(self.full_shape(value))) > 1 and feeds_backward(reader)):
-            self.rows_coupled = True
-
     def _rank_rounded(self, value: SSAValue) -> bool:
         """Data parallel, mixed precision: whether the partial sum `value` is a
         16-bit gradient that only becomes a float32 master weight's
         (`training.ddp_gradient`). Each replica rounds its own, as each DDP rank's
         kernel rounds its local gradient; the all-reduce takes it after the cast
         up, in float32, as DDP all-reduces `.grad` (times 1/dp, in the loss's
-        1/batch: exact for a power-of-two dp). Not where the forward couples the
-        rows (`rows_coupled`): the whole batch's function, rounded as it."""
-        return self.data_parallel and not self.rows_coupled and self._widened(value) and ddp_gradient(value)
+        1/batch: exact for a power-of-two dp). Also where the forward couples the
+        rows (batch norm's statistics all-reduced, as SyncBatchNorm): DDP with
+        SyncBatchNorm rounds each rank's weight gradient just the same, and a
+        whole batch's kernel has no parallel form (torch's bf16 convolution
+        backward adds the images into its 16-bit sum one by one on some CPUs)."""
+        return self.data_parallel and self._widened(value) and ddp_gradient(value)
 
     def _master_weights(self) -> bool:
         """Whether this is a mixed-precision training step: its trained

@@ -15,10 +15,10 @@ torch's DistributedDataParallel over autocast ranks computes: each replica's
 16-bit weight gradient (a bf16 matmul, convolution or sum over its share of
 the batch) rounded to bf16 by its own kernel, cast up to float32 (the
 parameter's `.grad`) and all-reduced in float32 (`ddp_gradient`). A step
-whose forward couples the rows (a sum over the batch all-reduced and read
-on by the backward, `feeds_backward`: batch norm's statistics, as
-SyncBatchNorm) is the whole batch's function and keeps the whole batch's
-rounding (each gradient kept f32 through the all-reduce, rounded once).
+whose forward couples the rows (batch norm's statistics, a sum over the
+batch all-reduced, as SyncBatchNorm) rounds its gradients the same way, as
+DDP with SyncBatchNorm does; a 16-bit partial sum read otherwise (a forward
+statistic) is kept in f32 through the all-reduce and rounded once.
 
 ZeRO (`rdu-partition{dp=N zero=S}`): each optimizer state tensor
 (`optimizer_state_args`: a global the step writes back that only optimizer
@@ -101,21 +101,6 @@ def ddp_gradient(value: SSAValue) -> bool:
         elif not widening_cast(user):
             return False
     return True
-
-
-def feeds_backward(op: Operation) -> bool:
-    """Whether a result of `op` reaches, through its readers' results, an op of the backward."""
-    seen: set[Operation] = set()
-    todo = [op]
-    while todo:
-        for result in todo.pop().results:
-            for use in result.uses:
-                if phase_of(use.operation) == Phase.BACKWARD:
-                    return True
-                if use.operation not in seen:
-                    seen.add(use.operation)
-                    todo.append(use.operation)
-    return False
 
 
 def batch_size(function: func.FuncOp) -> int | None:

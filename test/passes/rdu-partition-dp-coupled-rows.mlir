@@ -3,12 +3,13 @@
 
 // A mixed-precision step at dp=2 whose forward couples the rows: a sum over
 // the batch (batch norm's statistics) is all-reduced and subtracted from the
-// replica's rows, and the backward reads the result. The step is the whole
-// batch's function (the statistics reduced over the replicas, as
-// SyncBatchNorm), so its bf16 weight gradient is rounded as the whole batch's
-// kernel rounds it: kept in f32 through the all-reduce and rounded once
-// (`rows_coupled`), not rounded by each replica as DDP's ranks round theirs
-// (rdu-partition-dp-rank-gradients.mlir). dp=3 does not divide the batch of 4.
+// replica's rows, and the backward reads the result (as SyncBatchNorm). Its
+// bf16 weight gradient is still each replica's own, rounded by its kernel,
+// cast up and all-reduced in f32, as DDP with SyncBatchNorm rounds each
+// rank's (rdu-partition-dp-rank-gradients.mlir): not kept in f32 and rounded
+// once after the all-reduce (the whole batch's matmul rounding, which a bf16
+// convolution backward adding images one by one has no parallel form of).
+// dp=3 does not divide the batch of 4.
 
 builtin.module attributes {rdu.level = #rdu<level graph>} {
   tier.global @fc.weight : tensor<2x3xf32> {kind = "parameter"}
@@ -35,12 +36,11 @@ builtin.module attributes {rdu.level = #rdu<level graph>} {
 }
 
 // CHECK:      %stat = rdu.reduce sum {{.*}} -> tensor<3xf32>
-// CHECK:      rdu.all_reduce {{.*}} group 2
-// CHECK:      %grad = rdu.matmul %dyt, %centred {{.*}} : tensor<2x2xbf16>, tensor<2x3xbf16> -> tensor<2x3xf32>
-// CHECK-NEXT: %[[SUM:.*]] = rdu.all_reduce %grad group 2 {{.*}} : tensor<2x3xf32> -> tensor<2x3xf32>
-// CHECK-NEXT: %[[ROUNDED:.*]] = rdu.map %[[SUM]] {{.*}} -> tensor<2x3xbf16>
-// CHECK:      arith.truncf {{.*}} : f32 to bf16
-// CHECK:      %wide = rdu.map %[[ROUNDED]]
+// CHECK:      rdu.all_reduce %stat group 2 {{.*}} : tensor<3xf32>
+// CHECK:      %grad = rdu.matmul %dyt, %centred {{.*}} : tensor<2x2xbf16>, tensor<2x3xbf16> -> tensor<2x3xbf16>
+// CHECK-NEXT: %wide = rdu.map %grad {{.*}} : (tensor<2x3xbf16>) -> tensor<2x3xf32>
+// CHECK:      %[[SUM:.*]] = rdu.all_reduce %wide group 2 {{.*}} : tensor<2x3xf32> -> tensor<2x3xf32>
+// CHECK:      func.return %loss, %[[SUM]]
 // CHECK-NOT:  rdu.all_reduce {{.*}}xbf16>
 
 // ERR: dp=3 does not divide the batch of 4

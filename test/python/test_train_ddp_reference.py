@@ -103,3 +103,43 @@ def test_dp2_bf16_steps_are_ddp_autocasts_and_the_whole_batchs_rounding_fails_th
         patch.setattr(rdu_partition._TensorPartitioner, "_rank_rounded", lambda self, value: False)
         whole = mixed_precision_verdict(rducc_run(), autocast, full)
     assert not whole.ok, whole.text()
+
+
+class _ConvNormed(nn.Module):
+    """A convolution, batch norm in train mode (the rows coupled) and a linear head."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.conv, self.norm, self.head = nn.Conv2d(3, 4, 3, padding=1), nn.BatchNorm2d(4), nn.Linear(4, 5)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return self.head(torch.relu(self.norm(self.conv(x))).mean((2, 3)))
+
+
+def test_dp2_bf16_gradients_with_coupled_rows_are_ddp_with_sync_batch_norms() -> None:
+    """Batch norm couples the rows (rducc's dp all-reduces its statistics, as SyncBatchNorm), and
+    the reference is DDP with SyncBatchNorm (`Around(synced=True)`, `ddp_sync_norm`: in float64 it
+    is the whole batch's function). rducc's bf16 weight gradients at dp=2 are each replica's own,
+    rounded by its kernel and all-reduced in f32, as DDP's ranks': equal to that reference bit for
+    bit (batch norm's float32 gradients to float32 rounding). Before, the convolution's per-replica
+    bf16 gradients were all-reduced in bf16 (one more rounding) and the head's kept f32 and rounded
+    once; the whole batch's (eager's convolution backward adds the images one by one into its bf16
+    sum on some CPUs) has no parallel form."""
+    torch.manual_seed(0)
+    model = _ConvNormed().train()
+    generator = torch.Generator().manual_seed(2)
+    x, y = torch.randn(4, 3, 6, 6, generator=generator), torch.randint(0, 5, (4,), generator=generator)
+    assert not rows_independent(model, nn.functional.cross_entropy, x, y, 2)
+    assert rows_independent(model, nn.functional.cross_entropy, x, y, 2, synced=True)
+    eager = copy.deepcopy(model)
+    Around(ranks=2, synced=True).step(eager, nn.functional.cross_entropy, _sgd(eager.parameters()), x, y,
+                                      autocast=True)
+    program = rducc.compile_training(copy.deepcopy(model), (x, y), optimizer=None,
+                                     loss_fn=nn.functional.cross_entropy, mixed_precision="bf16", opt_level=0,
+                                     target="sn40l-8", dp=2)
+    _, *gradients = program.step(x, y)
+    parameters = dict(eager.named_parameters())
+    for gradient, name in zip(gradients, program.trained, strict=True):
+        want = parameters[name.removeprefix(program.prefix)].grad
+        atol = 1e-7 if "norm" in name else 0.0
+        torch.testing.assert_close(torch.as_tensor(gradient).float(), want, rtol=0, atol=atol, msg=name)

@@ -11,6 +11,7 @@ from __future__ import annotations
 import copy
 import sys
 from collections.abc import Callable
+from contextlib import nullcontext
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -21,6 +22,7 @@ from torch.utils._python_dispatch import TorchDispatchMode
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "examples"))
 
+import ddp_sync_norm  # noqa: E402
 import models  # noqa: E402
 
 import rducc  # noqa: E402
@@ -172,11 +174,15 @@ class Around:
     `ranks` > 1: data parallel as torch's DistributedDataParallel computes it: each rank's share of
     each microbatch (rank r the r-th of `ranks` equal parts of it, as rducc's dp replica r holds them;
     which rows a rank gets is the data loader's choice) forward and backward alone, accumulated over
-    the microbatches, then the ranks' gradients averaged (`_all_reduce_share`)."""
+    the microbatches, then the ranks' gradients averaged (`_all_reduce_share`). `synced`: the
+    model's batch norm couples the rows, and the ranks run it as SyncBatchNorm (`ddp_sync_norm`:
+    each microbatch's statistics, and the sums its backward all-reduces, are the whole
+    microbatch's)."""
 
     microbatches: int = 1
     max_grad_norm: float | None = None
     ranks: int = 1
+    synced: bool = False
 
     def step(self, model: nn.Module, loss: Callable[..., torch.Tensor], optimizer: torch.optim.Optimizer,
              x: torch.Tensor, y: torch.Tensor, autocast: bool = False) -> float:
@@ -184,11 +190,14 @@ class Around:
         the loss (the chunks' mean; at `ranks` > 1 the mean of the ranks' losses, as DDP users log it)."""
         optimizer.zero_grad()
         total, summed = 0.0, dict[torch.Tensor, torch.Tensor]()
-        parts = [list(zip(xm.chunk(self.ranks), ym.chunk(self.ranks), strict=True))
-                 for xm, ym in zip(x.chunk(self.microbatches), y.chunk(self.microbatches), strict=True)]
+        chunks = list(zip(x.chunk(self.microbatches), y.chunk(self.microbatches), strict=True))
+        parts = [list(zip(xm.chunk(self.ranks), ym.chunk(self.ranks), strict=True)) for xm, ym in chunks]
+        norms = [ddp_sync_norm.batch_statistics(model, loss, xm, ym, autocast, self.ranks, self.microbatches)
+                 if self.synced else None for xm, ym in chunks]
         for rank in range(self.ranks):
-            for xs, ys in (part[rank] for part in parts):
-                with torch.autocast("cpu", torch.bfloat16, enabled=autocast):
+            for (xs, ys), sums in zip((part[rank] for part in parts), norms, strict=True):
+                with (ddp_sync_norm.synced_norms(model, sums) if sums is not None else nullcontext(),
+                      torch.autocast("cpu", torch.bfloat16, enabled=autocast)):
                     value = loss(model(xs), ys)
                 (value / self.microbatches).backward()
                 total += value.item() / self.microbatches / self.ranks
@@ -234,12 +243,13 @@ class _Dtypes(TorchDispatchMode):
 
 
 def rows_independent(model: nn.Module, loss: Callable[..., torch.Tensor], x: torch.Tensor, y: torch.Tensor,
-                     ranks: int) -> bool:
+                     ranks: int, synced: bool = False) -> bool:
     """Whether `model`'s gradient on batch (x, y) is the average of its gradients on the
     batch's `ranks` shards (float64, to 1e-9 relative): its rows are independent, so data
     parallelism (DDP's, rducc's dp) trains the whole batch's function. Batch norm in train
     mode couples the rows (its statistics are the batch's): rducc's dp reduces them over the
-    replicas (as `nn.SyncBatchNorm`), so the whole batch is then the data-parallel reference.
+    replicas (as `nn.SyncBatchNorm`); `synced` asks whether the shards with their batch norm
+    run as SyncBatchNorm (`Around(synced=True)`) train the whole batch's function.
     A model that casts to a narrower float itself (a bf16 path) rounds a sum over the rows
     there (its weight gradient) per shard as DDP does: each gradient is then held within
     twice that float's epsilon of its largest element, not 1e-9."""
@@ -251,7 +261,7 @@ def rows_independent(model: nn.Module, loss: Callable[..., torch.Tensor], x: tor
         Around().step(exact, loss, whole, x, y)
     want = {name: p.grad.clone() for name, p in exact.named_parameters() if p.grad is not None}
     shards = torch.optim.SGD(exact.parameters(), lr=0.0)
-    Around(ranks=ranks).step(exact, loss, shards, x, y)
+    Around(ranks=ranks, synced=synced).step(exact, loss, shards, x, y)
     epsilon = max(torch.finfo(dtype).eps for dtype in dtypes.seen | {torch.float64})
     if epsilon == torch.finfo(torch.float64).eps:
         return all(torch.allclose(p.grad, want[name], rtol=1e-9, atol=1e-12)
