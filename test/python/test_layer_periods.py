@@ -179,7 +179,8 @@ def test_a_period_that_repeats_a_layer_loads_each_configuration_once(tmp_path: P
     target = tmp_path / "one-layer-sram.toml"
     target.write_text(ONE_LAYER)
     unlooped_target = tmp_path / "one-layer-no-loop.toml"
-    unlooped_target.write_text(ONE_LAYER.replace('"one-layer-sram"', '"one-layer-no-loop"') + "kernel_looping = false\n")
+    no_loop = ONE_LAYER.replace('"one-layer-sram"', '"one-layer-no-loop"') + "kernel_looping = false\n"
+    unlooped_target.write_text(no_loop)
     torch.manual_seed(0)
     model = DenseStack("rrrg" * 2).eval()
     x = torch.randn(4, WIDTH)
