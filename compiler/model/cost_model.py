@@ -99,8 +99,10 @@ a run of consecutive calls of a one-kernel callee, each fed by the one
 before, is one loop on the chip: every call after the first pays no
 `launch_s` and no `fill_s` (`compiler/model/kernel_looping.py` has the rule;
 `Report.loops` lists the runs, `kernel_launches` and `launches_saved` count).
-A run of a callee of several kernels loops, each kernel paying a
-`reconfigure_s` every later iteration, only where that costs no more than
+A run of a callee of several kernels loops, a kernel paying a
+`reconfigure_s` every later iteration where the kernel before it (across the
+loop's back edge too) left another configuration loaded
+(compiler/model/configuration.py), only where that costs no more than
 calling them (`settle_loops`).
 
 One walk, one timing: `walk_placed` (program_walk.py) returns each kernel as it runs as a
