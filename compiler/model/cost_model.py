@@ -99,8 +99,10 @@ a run of consecutive calls of a one-kernel callee, each fed by the one
 before, is one loop on the chip: every call after the first pays no
 `launch_s` and no `fill_s` (`compiler/model/kernel_looping.py` has the rule;
 `Report.loops` lists the runs, `kernel_launches` and `launches_saved` count).
-A run of a callee of several kernels loops, each kernel paying a
-`reconfigure_s` every later iteration, only where that costs no more than
+A run of a callee of several kernels loops, a kernel paying a
+`reconfigure_s` every later iteration where the kernel before it (across the
+loop's back edge too) left another configuration loaded
+(compiler/model/configuration.py), only where that costs no more than
 calling them (`settle_loops`).
 
 One walk, one timing: `walk_placed` (program_walk.py) returns each kernel as it runs as a
@@ -156,6 +158,7 @@ from rducc.dialects.shapes import value_bytes
 from rducc.dialects.tier import GlobalOp
 from rducc.dialects.unchanged import unchanged
 from rducc.errors import RduccError
+from rducc.model.configuration import body_reloads
 from rducc.model.kernel_looping import KernelLoop
 from rducc.model.kernel_timing import (
     KernelCost,
@@ -405,38 +408,52 @@ def _estimate(module: ModuleOp, target: Target, walk: ProgramWalk | None) -> Rep
     )
 
 
-def _loop_gain_s(body: list[KernelRecord], target: Target) -> float:
+def body_loads(body: list[KernelRecord], target: Target) -> list[bool]:
+    """For each kernel of a loop body (a callee's, in order), whether a later iteration
+    loads its configuration on `target` (`configuration.body_reloads`: only where the
+    kernel before it, across the back edge too, left another one loaded)."""
+    return body_reloads([record.op for record in body], [kernel_work(record, target).sections for record in body])
+
+
+def _loop_gain_s(body: list[KernelRecord], loads: list[bool], target: Target) -> float:
     """What a later iteration of a loop over these kernels (a callee's, in order)
-    saves against calling them: their launches and fills, less, for a body of
-    several kernels, each one's configuration load (`reconfigure_s`)."""
-    reload = len(body) > 1
+    saves against calling them: their launches and fills, less the configuration
+    loads (`reconfigure_s`) of the kernels `loads` marks."""
     gain = 0.0
-    for record in body:
+    for record, load in zip(body, loads):
         work = kernel_work(record, target)
         gain += (kernel_time(work, target).modeled_time_s
-                 - kernel_time(work, target, looped=True, reloaded=reload).modeled_time_s)
+                 - kernel_time(work, target, looped=True, reloaded=load).modeled_time_s)
     return gain
 
 
 def settle_loops(walk: ProgramWalk, target: Target) -> tuple[list[KernelRecord], list[KernelLoop]]:
     """The walk's kernels and runs with each candidate loop (a callee of several
     kernels, compiler/model/kernel_looping.py) looped when a later iteration costs
-    no more looped than called, on `target`; otherwise not looped, saying why."""
+    no more looped than called, on `target`; otherwise not looped, saying why. A
+    looped kernel is `reloaded` where the units do not hold its configuration
+    (`body_loads`)."""
     loops = [replace(loop) for loop in walk.loops]  # this report's own
     paying: set[str] = set()
+    reloading: set[Operation] = set()
     for loop in loops:
-        if loop.looped or loop.reason:
+        if loop.reason:
             continue
         body = walk.by_function[loop.callee]
-        if _loop_gain_s(body, target) >= 0:
+        loads = body_loads(body, target)
+        loop.reloads = sum(loads)
+        if not loop.looped and _loop_gain_s(body, loads, target) < 0:
+            loop.reason = (f"@{loop.callee} is {len(body)} kernels: loading {loop.reloads} configurations every "
+                           f"iteration ({loop.reloads} x {target.reconfigure_s * 1e6:.2f} us) costs more than the "
+                           f"launches and DMA start-ups a loop saves "
+                           f"({(_loop_gain_s(body, [False] * len(body), target)) * 1e6:.2f} us)")
+            continue
+        if not loop.looped:
             loop.looped = True
             paying.add(loop.callee)
-            continue
-        loads = len(body) * target.reconfigure_s
-        loop.reason = (f"@{loop.callee} is {len(body)} kernels: loading their configurations every iteration "
-                       f"({len(body)} x {target.reconfigure_s * 1e6:.2f} us) costs more than the launches and DMA "
-                       f"start-ups a loop saves ({(_loop_gain_s(body, target) + loads) * 1e6:.2f} us)")
-    kernels = [replace(k, looped=True, reloaded=True) if k.candidate in paying else k for k in walk.kernels]
+        reloading |= {record.op for record, load in zip(body, loads) if load}
+    kernels = [replace(k, looped=True, reloaded=k.op in reloading) if k.candidate in paying
+               else replace(k, reloaded=k.op in reloading) if k.looped else k for k in walk.kernels]
     return kernels, loops
 
 
@@ -447,4 +464,4 @@ def _count_savings(loops: list[KernelLoop], by_function: dict[str, list[KernelRe
         if loop.looped:
             body = by_function[loop.callee]
             loop.launches_saved = (loop.calls - 1) * len(body)
-            loop.saved_s = (loop.calls - 1) * _loop_gain_s(body, target)
+            loop.saved_s = (loop.calls - 1) * _loop_gain_s(body, body_loads(body, target), target)

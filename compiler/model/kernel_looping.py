@@ -63,6 +63,9 @@ class KernelLoop:
     looped: bool
     reason: str = ""
     """Why the run is not looped (empty when it is)."""
+    reloads: int = 0
+    """Configuration loads a later iteration pays: its kernels whose configuration the
+    units do not hold when they start (compiler/model/configuration.py)."""
     launches_saved: int = 0
     saved_s: float = 0.0
     """Launch and DMA start-up time the loop does not pay (before overlaps), less the

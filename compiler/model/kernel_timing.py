@@ -323,8 +323,9 @@ def kernel_time(work: KernelWork, target: Target, looped: bool = False, overlap:
     plus fill, launch and link time.
 
     `looped`: a later iteration of a kernel loop pays no launch and no fill
-    (compiler/model/kernel_looping.py); `reloaded`: one of a loop body of several
-    kernels, it loads its configuration every iteration (one `reconfigure_s`).
+    (compiler/model/kernel_looping.py); `reloaded`: a looped kernel whose configuration
+    the units do not hold (compiler/model/configuration.py), it loads it every
+    iteration (one `reconfigure_s`).
     `overlap`: the previous kernel's collectives, behind which its weight reads
     may run (`_hidden_s`: `overlap_s`).
     """

@@ -131,8 +131,9 @@ class KernelRecord:
     looped: bool = False
     """A later iteration of a kernel loop (compiler/model/kernel_looping.py): no launch, no fill."""
     reloaded: bool = False
-    """A looped kernel of a loop body of several kernels: it loads its configuration
-    every iteration (`reconfigure_s`)."""
+    """A looped kernel whose configuration the units do not hold when it starts (the
+    kernel before it in the loop had another, compiler/model/configuration.py): it
+    loads it every iteration (`reconfigure_s`)."""
     candidate: str = ""
     """The callee of several kernels of which this is a later call's kernel: looped
     (and reloaded) when that loop pays (`cost_model.settle_loops`)."""

@@ -110,7 +110,8 @@ def _loop_line(loop: KernelLoop) -> str:
     head = f"kernel looping    {loop.calls} calls of @{loop.callee}"
     if not loop.looped:
         return f"{head} not looped: {loop.reason}"
-    loads = f", less {loop.kernels} configuration loads an iteration" if loop.kernels > 1 else ""
+    plural = "s" if loop.reloads != 1 else ""
+    loads = f", less {loop.reloads} configuration load{plural} an iteration" if loop.reloads else ""
     return (f"{head} as one loop: {loop.launches_saved} launch{'es' if loop.launches_saved != 1 else ''} saved "
             f"({loop.saved_s * 1e6:.2f} us of launch and DMA start-up{loads})")
 

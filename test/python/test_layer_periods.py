@@ -138,3 +138,59 @@ def test_widths_that_change_are_no_period() -> None:
     program, _, inputs = _compiled(model)
     assert [calls_of(f) for f in functions(program.module) if is_outlined(f)] == [2]
     _assert_eager(program, model, inputs)
+
+
+
+ONE_LAYER = 'inherits = "sn40l"\nname = "one-layer-sram"\nsram_bytes = 2048\npmu_bytes = 128\npmus = 16\n'
+"""A target whose SRAM holds one `Dense` layer's kernel whole, not two: a layer is one kernel."""
+
+
+class Dense(nn.Module):
+    """A residual layer `x + act(W x)`: kind `r` ReLU, `g` GELU."""
+
+    def __init__(self, kind: str) -> None:
+        super().__init__()
+        self.kind = kind
+        self.fc = nn.Linear(WIDTH, WIDTH, bias=False)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        y = self.fc(x)
+        return x + (torch.relu(y) if self.kind == "r" else nn.functional.gelu(y))
+
+
+class DenseStack(nn.Module):
+    def __init__(self, pattern: str) -> None:
+        super().__init__()
+        self.layers = nn.ModuleList(Dense(kind) for kind in pattern)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        for layer in self.layers:
+            x = layer(x)
+        return x
+
+
+def test_a_period_that_repeats_a_layer_loads_each_configuration_once(tmp_path: Path) -> None:
+    """Exaone4's and SmolLM3's form: a period of four layers, the first three alike (a
+    sliding-window or rotary layer), the fourth not, each layer one kernel. The
+    period's loop body is the four kernels; the three alike are one configuration, so
+    a later iteration loads two (into the fourth's, and back across the loop's edge),
+    as runs of the repeated layer would, not four. The loop is faster than the same
+    layers called one by one, and runs as eager does."""
+    target = tmp_path / "one-layer-sram.toml"
+    target.write_text(ONE_LAYER)
+    unlooped_target = tmp_path / "one-layer-no-loop.toml"
+    no_loop = ONE_LAYER.replace('"one-layer-sram"', '"one-layer-no-loop"') + "kernel_looping = false\n"
+    unlooped_target.write_text(no_loop)
+    torch.manual_seed(0)
+    model = DenseStack("rrrg" * 2).eval()
+    x = torch.randn(4, WIDTH)
+    program = rducc.compile(torch.export.export(model, (x,)), target=str(target))
+    report = program.report
+    [loop] = report.loops
+    assert (loop.calls, loop.kernels, loop.looped) == (2, 4, True)
+    assert loop.reloads == 2
+    looped = [k for k in report.kernels if k.looped]
+    assert [k.reconfigure_s > 0 for k in looped] == [True, False, False, True]
+    unlooped = estimate(program.module, load_target(str(unlooped_target)))
+    assert report.modeled_time_s < unlooped.modeled_time_s
+    np.testing.assert_allclose(np.asarray(program(x)), model(x).detach().numpy(), rtol=1e-4, atol=1e-5)
