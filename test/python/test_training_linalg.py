@@ -3,7 +3,8 @@ taken the determinant of gets eager's gradients (issue 27).
 
 `linalg.solve`, `inv` and `lu_factor` are differentiated through rducc's own
 decompositions (`rducc.training.linalg_gradients`): torch's joint graph cannot
-take their `*_ex` forms. `_linalg_det` and `_linalg_slogdet` return the LU that
+take their `*_ex` forms. `linalg.cholesky` checks its factorization by an op torch
+registers as a side effect, traced as an ordinary op for the joint graph. `_linalg_det` and `_linalg_slogdet` return the LU that
 their backward solves with, which torch takes of `a.mT` for a contiguous `a`
 (`aten_rewrites._factored_for_det`)."""
 
@@ -27,6 +28,9 @@ FORMS: dict[str, Form] = {
     "slogdet": lambda a, x: x * torch.linalg.slogdet(a)[1],
     "batched_det": lambda a, x: x * torch.linalg.det(torch.stack([a, a @ a])).sum(),
     "lu_factor_solve": lambda a, x: torch.linalg.lu_solve(*torch.linalg.lu_factor(a), x.mT).mT,
+    "cholesky_whitening": lambda a, x: torch.linalg.solve_triangular(
+        torch.linalg.cholesky(a @ a.mT + 0.1 * torch.eye(4)), x.mT, upper=False).mT,
+    "cholesky_inverse": lambda a, x: x @ torch.cholesky_inverse(torch.linalg.cholesky(a @ a.mT + 0.1 * torch.eye(4))),
 }
 
 
