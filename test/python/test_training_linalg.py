@@ -20,6 +20,12 @@ import rducc
 
 Form = Callable[[torch.Tensor, torch.Tensor], torch.Tensor]
 
+
+def _cholesky_whitened(factor: torch.Tensor, x: torch.Tensor) -> torch.Tensor:
+    """x whitened by a Cholesky factor (solve_triangular) plus x times the inverse it factors."""
+    return torch.linalg.solve_triangular(factor, x.mT, upper=False).mT + x @ torch.cholesky_inverse(factor)
+
+
 FORMS: dict[str, Form] = {
     "solve": lambda a, x: torch.linalg.solve(a, x.mT).mT,
     "solve_right": lambda a, x: torch.linalg.solve(a, x, left=False),
@@ -28,9 +34,7 @@ FORMS: dict[str, Form] = {
     "slogdet": lambda a, x: x * torch.linalg.slogdet(a)[1],
     "batched_det": lambda a, x: x * torch.linalg.det(torch.stack([a, a @ a])).sum(),
     "lu_factor_solve": lambda a, x: torch.linalg.lu_solve(*torch.linalg.lu_factor(a), x.mT).mT,
-    "cholesky_whitening": lambda a, x: torch.linalg.solve_triangular(
-        torch.linalg.cholesky(a @ a.mT + 0.1 * torch.eye(4)), x.mT, upper=False).mT,
-    "cholesky_inverse": lambda a, x: x @ torch.cholesky_inverse(torch.linalg.cholesky(a @ a.mT + 0.1 * torch.eye(4))),
+    "cholesky": lambda a, x: _cholesky_whitened(torch.linalg.cholesky(a @ a.mT + 0.1 * torch.eye(4)), x),
 }
 
 
