@@ -184,6 +184,17 @@ transformers' CodeGen, MPT, Qwen2-MoE (batched_mm experts; `qwen2_moe_loop`,
 the experts loop by nonzero, refused), Pegasus, Gemma2, ModernBERT,
 PoolFormer and CvT; diffusers' UNet1DModel and VQModel.
 
+Round 11 (theld20; bench/heldout_round11.py, `--models round11`): by hand, a
+learned whitening by the Cholesky factor of a trained covariance, attention
+written wholly in einsum with a learned relative bias, buffers the forward
+updates by lerp_ / copy_ and then reads, an MLP autoencoder decoding by its
+encoder's weights transposed, six torch losses summed, adaptive pooling to
+sizes that do not divide the input, index_select / index_add / masked_scatter /
+repeat_interleave, InfoNCE with a learned temperature, cummax / flip / roll, a
+mixture-density likelihood, atan2 / hypot / expm1 / log1p / erf / a trained
+exponent; transformers' RegNet, EfficientNet, MobileNetV2, Starcoder2, OLMo2,
+Granite, Nemotron, ESM, WavLM (per-frame loss), RecurrentGemma and mBART.
+
 Not in CI (each cell compiles a step); CI checks the mechanisms these runs
 fixed (test_training_heldout.py).
 """
