@@ -4,8 +4,9 @@ taken the determinant of gets eager's gradients (issue 27).
 `linalg.solve`, `inv` and `lu_factor` are differentiated through rducc's own
 decompositions (`rducc.training.linalg_gradients`): torch's joint graph cannot
 take their `*_ex` forms. `linalg.cholesky` checks its factorization by an op torch
-registers as a side effect, traced as an ordinary op for the joint graph. `_linalg_det` and `_linalg_slogdet` return the LU that
-their backward solves with, which torch takes of `a.mT` for a contiguous `a`
+registers as a side effect, traced as an ordinary op for the joint graph.
+`_linalg_det` and `_linalg_slogdet` return the LU that their backward solves
+with, which torch takes of `a.mT` for a contiguous `a`
 (`aten_rewrites._factored_for_det`)."""
 
 from __future__ import annotations
