@@ -16,7 +16,8 @@ LAPACK's info by `_linalg_check_errors`, which torch registers as a side effect:
 functionalization threads an effect token through it, and torch's joint graph
 takes that token for a forward output needing a tangent (the same "tangents_1"
 error). rducc's factorizations report no failure and its importer drops the
-check (`converter_api.IGNORED_TARGETS`), so the joint graph is traced with the
+check (`converter_api.IGNORED_TARGETS`), so the joint graph (and the
+torch.compile backend's AOT autograd, `rducc.tools.dynamo`) is traced with the
 check an ordinary op (`checks_without_effects`): it returns nothing and is
 traced away.
 """
