@@ -184,6 +184,17 @@ transformers' CodeGen, MPT, Qwen2-MoE (batched_mm experts; `qwen2_moe_loop`,
 the experts loop by nonzero, refused), Pegasus, Gemma2, ModernBERT,
 PoolFormer and CvT; diffusers' UNet1DModel and VQModel.
 
+Round 11 (theld20; bench/heldout_round11.py, `--models round11`): by hand, a
+learned whitening by the Cholesky factor of a trained covariance, attention
+written wholly in einsum with a learned relative bias, buffers the forward
+updates by lerp_ / copy_ and then reads, an MLP autoencoder decoding by its
+encoder's weights transposed, six torch losses summed, adaptive pooling to
+sizes that do not divide the input, index_select / index_add / masked_scatter /
+repeat_interleave, InfoNCE with a learned temperature, cummax / flip / roll, a
+mixture-density likelihood, atan2 / hypot / expm1 / log1p / erf / a trained
+exponent; transformers' RegNet, EfficientNet, MobileNetV2, Starcoder2, OLMo2,
+Granite, Nemotron, ESM, WavLM (per-frame loss), RecurrentGemma and mBART.
+
 Not in CI (each cell compiles a step); CI checks the mechanisms these runs
 fixed (test_training_heldout.py).
 """
@@ -203,6 +214,7 @@ import heldout_round7 as round7  # noqa: E402
 import heldout_round8 as round8  # noqa: E402
 import heldout_round9 as round9  # noqa: E402
 import heldout_round10 as round10  # noqa: E402
+import heldout_round11 as round11  # noqa: E402
 import train_matrix  # noqa: E402
 from training_cases import OPTIMIZERS, Case, language_model_loss  # noqa: E402
 
@@ -1411,6 +1423,28 @@ HELD_OUT: dict[str, Case] = {
     "cvt": Case(round10.cvt, CE, 5),
     "unet1d": Case(round10.unet1d, round7.snr_weighted_mse, 3),
     "vq_model": Case(round10.vq_model, round10.rebuild_and_commit, 3),
+    "cholesky_whitening": Case(round11.cholesky_whitening, CE, 4),
+    "einsum_attention": Case(round11.einsum_attention, language_model_loss, 256, per_token=True),
+    "ema_norm": Case(round11.ema_norm, CE, 5),
+    "transposed_decoder": Case(round11.transposed_decoder, round10.classify_and_rebuild, 3),
+    "six_losses": Case(round11.six_losses_model, round11.six_losses, 4),
+    "adaptive_pools": Case(round11.adaptive_pools, CE, 4),
+    "index_ops": Case(round11.index_ops, CE, 4),
+    "info_nce": Case(round11.info_nce, round11.info_nce_loss, 6),
+    "scans": Case(round11.scans, language_model_loss, 256, per_token=True),
+    "mixture_density": Case(round11.mixture_density, round11.mixture_nll, 9),
+    "elementwise": Case(round11.elementwise, CE, 4),
+    "regnet": Case(round11.regnet, CE, 5),
+    "efficientnet": Case(round11.efficientnet, CE, 5),
+    "mobilenet_v2": Case(round11.mobilenet_v2, CE, 5),
+    "starcoder2": Case(round11.starcoder2, language_model_loss, 256, per_token=True),
+    "olmo2": Case(round11.olmo2, language_model_loss, 256, per_token=True),
+    "granite": Case(round11.granite, language_model_loss, 256, per_token=True),
+    "nemotron": Case(round11.nemotron, language_model_loss, 256, per_token=True),
+    "esm": Case(round11.esm, masked_lm_loss, 256, per_token=True),
+    "wavlm": Case(round11.wavlm, round8.frame_loss, 12, per_token=True),
+    "recurrent_gemma": Case(round11.recurrent_gemma, language_model_loss, 256, per_token=True),
+    "mbart": Case(round11.mbart, language_model_loss, 256, per_token=True),
 }
 ROUND_7 = [name for name in HELD_OUT if name in round7.__dict__]
 """Round 7's models (`--models round7`)."""
@@ -1420,6 +1454,8 @@ ROUND_9 = [name for name, case in HELD_OUT.items() if case.build.__module__ == r
 """Round 9's models (`--models round9`; opt_125m, the full-size one, is named on its own)."""
 ROUND_10 = [name for name, case in HELD_OUT.items() if case.build.__module__ == round10.__name__]
 """Round 10's models (`--models round10`)."""
+ROUND_11 = [name for name, case in HELD_OUT.items() if case.build.__module__ == round11.__name__]
+"""Round 11's models (`--models round11`)."""
 
 
 def decay_groups(params: Any) -> torch.optim.Optimizer:
@@ -1443,7 +1479,7 @@ def main(argv: list[str] | None = None) -> Any:
     defaults = ["--models", ",".join(HELD_OUT), "--precisions", "fp32", "--levels", "2", "--steps", "4",
                 "--no-dynamo"]
     given = list(sys.argv[1:] if argv is None else argv)
-    rounds = {"round7": ROUND_7, "round8": ROUND_8, "round9": ROUND_9, "round10": ROUND_10}
+    rounds = {"round7": ROUND_7, "round8": ROUND_8, "round9": ROUND_9, "round10": ROUND_10, "round11": ROUND_11}
     if "--models" in given and given[given.index("--models") + 1] in rounds:
         given[given.index("--models") + 1] = ",".join(rounds[given[given.index("--models") + 1]])
     if "--dynamo-only" in given:

@@ -235,6 +235,8 @@ def _training_backend(graph: torch.fx.GraphModule, example_inputs: Sequence[Any]
     """Forward and backward graphs (Core ATen, from AOT autograd) each compiled by rducc."""
     from torch._dynamo.backends.common import aot_autograd
 
+    from rducc.training.linalg_gradients import checks_without_effects
+
     def part(name: str, fallback: bool) -> Callable[[torch.fx.GraphModule, Sequence[Any]], Callable[..., Any]]:
         refusal = eager_once(name)
         compiler = _boxed(_static_compiler(settings, refusal))
@@ -258,7 +260,8 @@ def _training_backend(graph: torch.fx.GraphModule, example_inputs: Sequence[Any]
     # a refused forward raises to `rducc_backend`, which runs the whole graph in eager
     backend = aot_autograd(fw_compiler=part("forward", fallback=False), bw_compiler=part("backward", fallback=True),
                            decompositions=torch.export.default_decompositions())
-    return backend(graph, example_inputs)
+    with checks_without_effects():  # no effect token as a graph input (rducc drops linalg's checks)
+        return backend(graph, example_inputs)
 
 
 def eager_once(part: str) -> Refusal:

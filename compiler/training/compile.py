@@ -32,7 +32,7 @@ from rducc.frontend.joint_graph import gradient_ancestors
 from rducc.frontend.locations import describe_location, replay, trace_line
 from rducc.targets import load_target
 from rducc.training.attention import attention_as_eager, group_repeated_heads, prepare_autocast
-from rducc.training.linalg_gradients import linalg_decomposed
+from rducc.training.linalg_gradients import checks_without_effects, linalg_decomposed
 from rducc.training.optimizers import OptimizerSpec, Trained
 from rducc.training.scaling import SCALE, DynamicScale
 from rducc.training.step import append_optimizer
@@ -342,7 +342,7 @@ def joint_graph(ep: torch.export.ExportedProgram) -> torch.export.ExportedProgra
         raise TrainingError("no parameter of the model requires grad: there is nothing to train")
     check_no_parameter_writes(ep)
     try:
-        with (_composite_gradients_on_meta(_on_meta(ep)), _node_meta_through_flattening(),
+        with (_composite_gradients_on_meta(_on_meta(ep)), _node_meta_through_flattening(), checks_without_effects(),
               warnings.catch_warnings(record=True) as caught):
             warnings.simplefilter("always")
             traced = _with_eager_gradients(_reshapes_in_autocast(_without_unused_gradients(linalg_decomposed(ep))))

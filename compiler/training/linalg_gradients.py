@@ -10,11 +10,22 @@ ops (LU with partial pivoting unrolled over the static size, then substitution:
 `rducc.frontend.aten_rewrites`), so autograd differentiates the elimination
 itself. The gradient is the analytic one in exact arithmetic; the pivot choice
 takes none (as for any argmax).
+
+The other composites (`linalg.cholesky`, `cholesky_inverse` of it, ...) check
+LAPACK's info by `_linalg_check_errors`, which torch registers as a side effect:
+functionalization threads an effect token through it, and torch's joint graph
+takes that token for a forward output needing a tangent (the same "tangents_1"
+error). rducc's factorizations report no failure and its importer drops the
+check (`converter_api.IGNORED_TARGETS`), so the joint graph (and the
+torch.compile backend's AOT autograd, `rducc.tools.dynamo`) is traced with the
+check an ordinary op (`checks_without_effects`): it returns nothing and is
+traced away.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from typing import Any
 
 import torch
@@ -58,3 +69,21 @@ def linalg_decomposed(ep: ExportedProgram) -> ExportedProgram:
     called = {node.target for node in ep.graph.nodes if node.op == "call_function"}
     table = {op: function for op, function in DIFFERENTIATED_AS_DECOMPOSED.items() if op in called}
     return ep.run_decompositions(table) if table else ep
+
+
+_CHECK = "aten::_linalg_check_errors"
+"""linalg's check of a factorization's status, registered by torch as a side effect."""
+
+
+@contextmanager
+def checks_without_effects() -> Iterator[None]:
+    """While inside, `_CHECK` is not a side effect (no effect token is threaded
+    through it); its registration is restored after."""
+    from torch._higher_order_ops.effects import _get_effect, _register_effectful_op
+
+    previous = _get_effect(_CHECK)
+    _register_effectful_op(_CHECK, None)
+    try:
+        yield
+    finally:
+        _register_effectful_op(_CHECK, previous)

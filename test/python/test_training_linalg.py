@@ -3,8 +3,10 @@ taken the determinant of gets eager's gradients (issue 27).
 
 `linalg.solve`, `inv` and `lu_factor` are differentiated through rducc's own
 decompositions (`rducc.training.linalg_gradients`): torch's joint graph cannot
-take their `*_ex` forms. `_linalg_det` and `_linalg_slogdet` return the LU that
-their backward solves with, which torch takes of `a.mT` for a contiguous `a`
+take their `*_ex` forms. `linalg.cholesky` checks its factorization by an op torch
+registers as a side effect, traced as an ordinary op for the joint graph.
+`_linalg_det` and `_linalg_slogdet` return the LU that their backward solves
+with, which torch takes of `a.mT` for a contiguous `a`
 (`aten_rewrites._factored_for_det`)."""
 
 from __future__ import annotations
@@ -19,6 +21,12 @@ import rducc
 
 Form = Callable[[torch.Tensor, torch.Tensor], torch.Tensor]
 
+
+def _cholesky_whitened(factor: torch.Tensor, x: torch.Tensor) -> torch.Tensor:
+    """x whitened by a Cholesky factor (solve_triangular) plus x times the inverse it factors."""
+    return torch.linalg.solve_triangular(factor, x.mT, upper=False).mT + x @ torch.cholesky_inverse(factor)
+
+
 FORMS: dict[str, Form] = {
     "solve": lambda a, x: torch.linalg.solve(a, x.mT).mT,
     "solve_right": lambda a, x: torch.linalg.solve(a, x, left=False),
@@ -27,6 +35,7 @@ FORMS: dict[str, Form] = {
     "slogdet": lambda a, x: x * torch.linalg.slogdet(a)[1],
     "batched_det": lambda a, x: x * torch.linalg.det(torch.stack([a, a @ a])).sum(),
     "lu_factor_solve": lambda a, x: torch.linalg.lu_solve(*torch.linalg.lu_factor(a), x.mT).mT,
+    "cholesky": lambda a, x: _cholesky_whitened(torch.linalg.cholesky(a @ a.mT + 0.1 * torch.eye(4)), x),
 }
 
 
@@ -73,3 +82,21 @@ def test_a_determinant_returns_the_lu_torch_returns() -> None:
         assert torch.equal(ours[2], pivots)
         torch.testing.assert_close(linalg_slogdet(matrix)[2], torch.ops.aten._linalg_slogdet(matrix)[2],
                                    rtol=1e-5, atol=1e-5)
+
+
+def test_torch_compile_trains_through_a_cholesky_factor() -> None:
+    """The torch.compile backend: AOT autograd traces with linalg's check an ordinary op, so
+    neither graph takes an effect token as an input (the importer had a token input it
+    dropped: KeyError 'tensors_0'); both graphs run as rducc programs, with eager's gradients."""
+    torch._dynamo.reset()
+    from rducc.tools import dynamo
+
+    torch.manual_seed(0)
+    model, x, y = Whitened(FORMS["cholesky"]), torch.randn(8, 4), torch.randn(8, 4)
+    reference = copy.deepcopy(model)
+    torch.compile(model, backend="rducc", options={"opt_level": 0})(x, y).backward()
+    reference(x, y).backward()
+    for (name, got), want in zip(model.named_parameters(), reference.parameters(), strict=True):
+        torch.testing.assert_close(got.grad, want.grad, rtol=1e-4, atol=1e-5, msg=name)
+    forward, backward = dynamo.TRAINING_PARTS
+    assert len(forward) == len(backward) == 1, "one rducc program for each of the forward and backward graphs"
