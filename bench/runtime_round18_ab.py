@@ -30,9 +30,9 @@ after); both are checked against eager (the largest difference printed: the
 bits move to eager's kernels, so before and after are not the same bits);
 then at each thread count eager, before and after are timed interleaved
 (`runtime_threads_ab.best_clocks`: least calling-thread CPU, process CPU and
-wall time over N rounds), and for a kernel change the changed steps (the
-grouped products', the convolutions': each step's least calling-thread CPU
-over N calls, interleaved). Run with
+wall time over N rounds), and the changed steps (the grouped products',
+the attention chains', the convolutions': each step's least calling-thread
+CPU over N calls, interleaved). Run with
 `OMP_WAIT_POLICY=PASSIVE` on a loaded machine.
 
 Run: python bench/runtime_round18_ab.py --change grouped|masked-attention|tiled-windows [--only NAME ...]

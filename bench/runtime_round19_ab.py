@@ -12,7 +12,8 @@ Undone while the before program is compiled and first run.
 find inputs that are not finite; after, that pass is made only where this
 CPU's kernel does not keep the body's values there (decided once, at the
 map's compile: `activations.agrees_off_finite`). Undone while the before
-program is compiled and first run.
+program is compiled and first run (every agreement false: no body part is
+a kernel's there either; ConvNeXt-T's and ViT-B/16's GELUs are whole bodies).
 
 Each chosen full-size zoo model is compiled twice in one process (before,
 after), both checked against eager; at each thread count eager, before and
