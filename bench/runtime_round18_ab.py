@@ -30,9 +30,9 @@ after); both are checked against eager (the largest difference printed: the
 bits move to eager's kernels, so before and after are not the same bits);
 then at each thread count eager, before and after are timed interleaved
 (`runtime_threads_ab.best_clocks`: least calling-thread CPU, process CPU and
-wall time over N rounds), and for a kernel change the changed steps (the
-grouped products', the convolutions': each step's least calling-thread CPU
-over N calls, interleaved). Run with
+wall time over N rounds), and the changed steps (the grouped products',
+the attention chains', the convolutions': each step's least calling-thread
+CPU over N calls, interleaved). Run with
 `OMP_WAIT_POLICY=PASSIVE` on a loaded machine.
 
 Run: python bench/runtime_round18_ab.py --change grouped|masked-attention|tiled-windows [--only NAME ...]
@@ -114,22 +114,23 @@ Change = tuple[Callable[[], contextlib.AbstractContextManager[None]], bool, Call
 
 CHANGES: dict[str, Change] = {
     "grouped": (_grouped_before, False, lambda step, op: op == "rdu.grouped_matmul", "mixtral_100m"),
-    "masked-attention": (_one_bias_a_map, True, lambda step, op: False, "swin_t"),
+    "masked-attention": (_one_bias_a_map, True, lambda step, op: "attention" in step, "swin_t"),
     "tiled-windows": (_gathered, False, lambda step, op: "conv" in step or op == "rdu.conv", "convnext_t"),
 }
 """Each change: the context it is undone in, whether it is made where the
 steps are made, the steps it changes (by step and op name) and the model it is for."""
 
 
-def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--change", choices=sorted(CHANGES), required=True)
+def main(changes: dict[str, Change] = CHANGES, doc: str = __doc__) -> None:
+    """The A/B of one of `changes` (round 19's reuses it)."""
+    parser = argparse.ArgumentParser(description=doc.splitlines()[0])
+    parser.add_argument("--change", choices=sorted(changes), required=True)
     parser.add_argument("--only", nargs="+", choices=sorted(FULL_SIZE))
     parser.add_argument("--threads", type=int, nargs="+", default=[1, 2])
     parser.add_argument("--calls", type=int, default=9)
     args = parser.parse_args()
     logging.disable(logging.WARNING)
-    undo, at_prepare, changed, model_name = CHANGES[args.change]
+    undo, at_prepare, changed, model_name = changes[args.change]
     only = args.only or [model_name]
     print(f"change: {args.change}; OMP_WAIT_POLICY={os.environ.get('OMP_WAIT_POLICY', '(unset)')}; ms: calling "
           "thread's CPU / process CPU / wall\n")
@@ -150,10 +151,9 @@ def main() -> None:
                 model(*inputs)  # torch's pool made by eager first, as a user's program makes it
                 clocks = [[t * 1e3 for t in c] for c in best_clocks([partial(model, *inputs), call_before,
                                                                        call_after], args.calls)]
-                steps = "-"
-                if not at_prepare:
-                    least = least_steps([before, after], inputs, args.calls, changed, [undo, contextlib.nullcontext])
-                    steps = f"{least[0] * 1e3:.2f} -> {least[1] * 1e3:.2f}"
+                contexts = [contextlib.nullcontext if at_prepare else undo, contextlib.nullcontext]
+                least = least_steps([before, after], inputs, args.calls, changed, contexts)
+                steps = f"{least[0] * 1e3:.2f} -> {least[1] * 1e3:.2f}"
                 e, b, a = (" / ".join(f"{t:.1f}" for t in c) for c in clocks)
                 ratios = " | ".join(f"{clocks[2][k] / clocks[1][k]:.3f}x" for k in range(3))
                 print(f"| {name} | {threads} | {e} | {b} | {a} | {ratios} | {clocks[2][0] / clocks[0][0]:.3f}x "

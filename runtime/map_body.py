@@ -25,7 +25,7 @@ from xdsl.ir import Block, Operation, SSAValue
 
 from rducc.dialects.rdu.pointwise import PointwiseCallOp
 from rducc.errors import RduccError
-from rducc.runtime import elementwise
+from rducc.runtime import activations, elementwise
 from rducc.runtime.dtypes import (
     BF16,
     BOOL,
@@ -69,6 +69,7 @@ class _BodyCompiler:
             "_i1s": elementwise.i1_signed,
             "_tm": _TORCH_MATH,
             "_ta": _TORCH_ARITHMETIC,
+            "_tk": activations.ON_ARRAYS,
         }
         self.names: dict[SSAValue, str] = {}
         self.lines: list[str] = []
@@ -458,7 +459,8 @@ def _outer_ufunc(expression: str) -> bool:
     head, paren, _ = expression.partition("(")
     ufunc = head.startswith("np.") and isinstance(getattr(np, head[3:], None), np.ufunc)
     torch_kernel = any(head.startswith(f"{prefix}.") and hasattr(kernels, head[4:])
-                       for prefix, kernels in (("_tm", _TORCH_MATH), ("_ta", _TORCH_ARITHMETIC)))
+                       for prefix, kernels in (("_tm", _TORCH_MATH), ("_ta", _TORCH_ARITHMETIC),
+                                               ("_tk", activations.ON_ARRAYS)))
     if not paren or not (ufunc or torch_kernel):
         return False
     depth = 0
@@ -483,6 +485,7 @@ def compile_body(
     block: Block,
     shapes: Sequence[tuple[int, ...]] | None = None,
     result: tuple[tuple[int, ...], np.dtype] | None = None,
+    cones: activations.Cones | None = None,
 ) -> Callable[..., Any]:
     """A Python function of one array per block argument returning the yielded value.
 
@@ -500,14 +503,17 @@ def compile_body(
     over `out`, no new array a call); a call whose `out` shares memory with
     an input runs the lines without that (the input's bytes would be
     overwritten before they are read).
+    `cones`: parts of the body that compute an activation of one input
+    (`activations.cones`), each one call of torch's kernel.
     """
     params = [f"a{index}" for index in range(len(block.args))]
-    plain = _Lines(block, shapes, None)
+    cones = cones or activations.Cones()
+    plain = _Lines(block, shapes, None, cones)
     source = f"def body({', '.join([*params, 'out=None'])}):\n" + plain.text
     # the same lines as a runtime kernel's `into(context, out, *inputs)`: no wrapper frames per call
     into_source = f"def into(_context, {', '.join(['out', *params])}):\n" + plain.text
     namespace = plain.c.namespace
-    scratch = _Lines(block, shapes, result) if result is not None else None
+    scratch = _Lines(block, shapes, result, cones) if result is not None else None
     if scratch is not None and scratch.scratch:
         namespace = {**plain.c.namespace, **scratch.c.namespace, "_plain_body": None, "_plain_into": None}
         exec(compile(source + "\n" + into_source, "<rdu.map body>", "exec"), namespace)  # noqa: S102
@@ -532,10 +538,11 @@ class _Lines:
     `out` holds is read by no later op; a value in `out` read by an expression
     other than a ufunc that writes elsewhere (which may return a view of it:
     `astype(copy=False)`) keeps `out` for good. `scratch` says whether a value
-    other than the yielded one is computed into `out`."""
+    other than the yielded one is computed into `out`. The ops of a cone
+    (`activations.Cones`) are one line: its root's, a call of torch's kernel."""
 
     def __init__(self, block: Block, shapes: Sequence[tuple[int, ...]] | None,
-                 result: tuple[tuple[int, ...], np.dtype] | None) -> None:
+                 result: tuple[tuple[int, ...], np.dtype] | None, cones: activations.Cones) -> None:
         c = self.c = _BodyCompiler()
         for index, arg in enumerate(block.args):
             c.names[arg] = f"a{index}"
@@ -551,6 +558,8 @@ class _Lines:
         kept = result is None  # `out` is no temporary (or may be aliased by a live value)
         self.scratch = False
         for index, op in enumerate(body):
+            if op in cones.inside:
+                continue
             emit = _EMITTERS.get(op.name)
             if emit is None:
                 raise RduccError(
@@ -561,11 +570,17 @@ class _Lines:
                 raise RduccError(f"'{op.name}' in an 'rdu.map' body must have one result")
             value = op.results[0]
             dtype = element_dtype(value.type)  # rejects unsupported scalar types early
-            expression = emit(c, op, [c.names[v] for v in op.operands])
-            if op.name == "arith.constant":
-                static[value] = ()
-            elif all(v in static for v in op.operands):
-                static[value] = np.broadcast_shapes(*(static[v] for v in op.operands))
+            if op in cones.roots:
+                activation, arg = cones.roots[op]
+                expression = f"_tk.{activation}({c.names[arg]})"
+                if arg in static:
+                    static[value] = static[arg]
+            else:
+                expression = emit(c, op, [c.names[v] for v in op.operands])
+                if op.name == "arith.constant":
+                    static[value] = ()
+                elif all(v in static for v in op.operands):
+                    static[value] = np.broadcast_shapes(*(static[v] for v in op.operands))
             outer = _outer_ufunc(expression)
             if held is not None and held in op.operands and not outer:
                 kept = True
@@ -627,11 +642,14 @@ def compile_map(op: Operation) -> Callable[..., np.ndarray]:
     """
     shapes = [tensor_signature(v.type)[0] for v in op.operands]
     shape, dtype = tensor_signature(op.results[0].type)
-    body = compile_body(op.regions[0].block, shapes, (shape, dtype))
-    known = _known_activation(body, op.regions[0].block, shapes, shape, dtype)
+    block = op.regions[0].block
+    first = [list(op.operands).index(value) for value in op.operands]
+    cones = activations.cones(block, first, compile_body)
+    body = compile_body(block, shapes, (shape, dtype), cones)
+    known = _known_activation(body, block, shapes, shape, dtype)
     if known is not None:
         body = known
-    if any(body_op.name in _EXPONENTIALS for body_op in op.regions[0].block.ops):
+    elif any(o.name in _EXPONENTIALS and o not in cones.inside and o not in cones.roots for o in block.ops):
         body = _flushing_subnormals(body)
 
     def run_map(*inputs: np.ndarray) -> np.ndarray:
@@ -655,7 +673,9 @@ def compile_map(op: Operation) -> Callable[..., np.ndarray]:
 
 _EXPONENTIALS = ("math.exp", "math.exp2", "math.expm1")
 """Body ops whose results are subnormal for a large range of inputs (exp of
--88 to -104 in float32: a masked softmax's far-below-the-max scores)."""
+-88 to -104 in float32: a masked softmax's far-below-the-max scores). One
+inside an activation run as torch's kernel is not: the kernel reads and
+writes subnormals as eager's does."""
 
 
 def _flushing_subnormals(body: Callable[..., Any]) -> Callable[..., Any]:
@@ -681,61 +701,35 @@ def _flushing_subnormals(body: Callable[..., Any]) -> Callable[..., Any]:
 # bodies that compute one of torch's activations: torch's one-pass kernel
 # --------------------------------------------------------------------------
 
-_ACTIVATIONS: dict[str, Callable[[Any, Any], Any]] = {
-    "gelu": lambda t, out: torch._C._nn.gelu(t, out=out),  # type: ignore[call-arg]  # the stub lacks out=
-    "gelu_tanh": lambda t, out: torch._C._nn.gelu(t, approximate="tanh", out=out),  # type: ignore[call-arg]
-    "silu": lambda t, out: torch._C._nn.silu(t, out=out),  # type: ignore[call-arg]
-    "sigmoid": lambda t, out: torch.sigmoid(t, out=out),
-}
-"""Activations a decomposed map body may spell out op by op (exact GELU is
-five: two products, erf, a sum, a product; sigmoid `1 / (1 + exp(-x))` four),
-which torch computes in one pass (`activation(tensor, out)` writes into the
-tensor `out`): its own exponential inside (SLEEF's), not `torch.exp`'s (MKL's),
-so sigmoid computed op by op differs from eager's in ~2% of elements. Each
-calls torch's C++ binding, as eager does, not the Python `torch.ops.aten` op
-object (`kernels.layer_norm`)."""
-
-_PROBE = np.concatenate([
-    np.linspace(-12.0, 12.0, 4801), np.geomspace(1e-30, 1e37, 400), -np.geomspace(1e-30, 1e37, 400),
-    [0.0, -0.0, np.nan],
-]).astype(F32)
-"""Values a one-input f32 body is evaluated on to tell whether it is an
-activation (not infinities and f32's last decade: there torch's kernels
-overflow where the decomposition does not, as eager's do)."""
-
-
 def _known_activation(
     body: Callable[..., Any], block: Block, shapes: Sequence[tuple[int, ...]], shape: tuple[int, ...],
     dtype: np.dtype,
 ) -> Callable[..., Any] | None:
-    """`body` as torch's kernel of the activation it computes, if it is a
-    one-input f32 body of several ops that agrees with one of `_ACTIVATIONS`
-    (to f32 rounding: the decomposition loses up to ~4e-7 where 1 + erf(x)
-    cancels, which torch's kernel does not) on `_PROBE`; else None."""
+    """`body` as torch's kernel of the activation it computes
+    (`rducc.runtime.activations`), if it is a one-input f32 body of several
+    ops that agrees with one on `activations.PROBE`; else None."""
     computing = [op for op in block.ops if op.name not in ("arith.constant", "rdu.yield")]
-    if dtype != F32 or len(block.args) != 1 or tuple(shapes[0]) != tuple(shape) or len(computing) < 3 \
-            or element_dtype(block.args[0].type) != F32:
+    if dtype != F32 or len(block.args) != 1 or tuple(shapes[0]) != tuple(shape) \
+            or len(computing) < activations.MIN_OPS or element_dtype(block.args[0].type) != F32:
         return None
-    with np.errstate(all="ignore"):
-        computed = np.asarray(body(_PROBE), dtype=F32)
-    for name, activation in _ACTIVATIONS.items():
-        expected = activation(torch.from_numpy(_PROBE), torch.empty(_PROBE.shape)).numpy()
-        if np.allclose(computed, expected, rtol=2e-6, atol=1e-6, equal_nan=True):
-            return _torch_body(activation, body, name)
-    return None
+    name = activations.matching(body)
+    if name is None:
+        return None
+    return _torch_body(activations.KERNELS[name], body, name, not activations.agrees_off_finite(name, body))
 
 
-def _torch_body(activation: Callable[[Any, Any], Any], op_by_op: Callable[..., Any], name: str) -> Callable[..., Any]:
+def _torch_body(kernel: Callable[..., Any], op_by_op: Callable[..., Any], name: str,
+                guarded: bool) -> Callable[..., Any]:
     """A map body (`body(a0, out=None)` and `.kernel_into(context, out, a0)`)
-    running torch's kernel of `activation` on one array.
+    running torch's kernel of an activation on one array.
 
-    Elements that are not finite (inf, -inf, nan) take `op_by_op`, the body's
-    own decomposition: torch's vectorised kernels do not keep the activation's
-    formula there (exact GELU's gives nan at +inf where `x * Phi(x)` is inf,
-    and eager's scalar path gives inf), so the probe never looks at them and
-    they keep the values the unrecognised body gives them. The activation of
-    finite elements is finite, so a finite sum of the result (one cheap pass)
-    shows every input finite; only otherwise are the inputs looked at.
+    `guarded`: where this CPU's kernel does not keep the body's values at
+    inputs that are not finite (`activations.agrees_off_finite`: exact GELU
+    gives nan at +inf with AVX-512, where `x * Phi(x)` is inf), elements that
+    are not finite take `op_by_op`, the body's own decomposition. The
+    activation of finite elements is finite, so a finite sum of the result
+    (one pass) shows every input finite; only otherwise are the inputs looked
+    at. Unguarded (the kernel agrees), no such pass.
 
     The kernel writes straight into `out` (a C-contiguous array of the map's
     shape no input overlaps), no temporary copied after it."""
@@ -744,8 +738,8 @@ def _torch_body(activation: Callable[[Any, Any], Any], op_by_op: Callable[..., A
         x = x if x.flags.c_contiguous else np.ascontiguousarray(x)  # (never a rank-0 one: it would get rank 1)
         result = np.empty(x.shape, x.dtype) if out is None else out
         written = torch.from_numpy(result)
-        activation(torch.from_numpy(x), written)
-        if not np.isfinite(float(written.sum())):
+        kernel(torch.from_numpy(x), out=written)
+        if guarded and not np.isfinite(float(written.sum())):
             off = ~np.isfinite(x)
             if off.any():
                 with np.errstate(all="ignore"):
@@ -755,7 +749,8 @@ def _torch_body(activation: Callable[[Any, Any], Any], op_by_op: Callable[..., A
     def kernel_into(context: Any, out: np.ndarray, x: np.ndarray) -> None:
         body(x, out)
 
-    header = f"# torch's {name} (the body below computes it op by op, and does where x is not finite)\n"
+    where = "does where x is not finite" if guarded else "keeps the same values where x is not finite"
+    header = f"# torch's {name} (the body below computes it op by op, and {where})\n"
     body.source = header + op_by_op.source  # type: ignore[attr-defined]
     body.kernel_into = kernel_into  # type: ignore[attr-defined]
     return body
