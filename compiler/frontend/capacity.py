@@ -5,8 +5,10 @@ Token routing splits tokens by per-expert counts the data decides:
 `torch.where(choice == e)` (a `nonzero`), `x[choice == e]` (a boolean
 mask; `h[attention_mask.bool()]` one of two dims), `x.masked_select(mask)`,
 `rows.repeat_interleave(counts, dim=0)`, `tokens.split(counts.tolist())` (a `split_with_sizes` of sizes read
-with `.item()`); a slice to an end read with `.item()` (`x[:n.item()]`, from a static start) and
-`torch.topk(x, k.item())` make such counts too. torch.export records each
+with `.item()`); a slice whose bounds are computed from `.item()` reads (`x[:n]`, `x[1:n]`, `x[a:b]`,
+`narrow(x, 0, 1, n)`), `torch.topk(x, k.item())` and a split whose sizes are so computed (`[n, 6 - n]`)
+make such counts too: any size that is an affine function of one such count (`u0 - 1`), or one clamped
+by `Min`/`Max` as slicing clamps (`Min(6, u0)`), is a count of its own. torch.export records each
 count as an unbacked symbol with the bound it proved (`u0 <= tokens`: every
 token to one expert; `repeat_interleave`'s total has none unless the model
 bounds it with `torch._check`). Where every op that touches such a count is one this
@@ -21,7 +23,8 @@ the user's smaller `capacity`; the user's alone where none is recorded) instead 
   `repeat_interleave(repeats)`'s position j is the number of running sums at or
   below j, the pad (past the total) clamped to the last index,
   a split's piece `i` is the rows `offset_i + arange(capacity)` (clamped into
-  range); a slice to a read end is the static slice of capacity rows from its start, `topk` the
+  range); a slice is capacity rows from its start (a static slice, or gathered at a start read at run
+  time, clamped into range), `topk` the
   capacity largest (their first k are eager's, in order), their count computed from the read
   tensor (the end as Python's slicing takes it) and checked between torch's recorded bounds;
   the count itself is a tensor of the program (`mask.sum()`, the tensor
@@ -43,6 +46,15 @@ the user's smaller `capacity`; the user's alone where none is recorded) instead 
   operand, and `cat` of padded pieces compacts them to the concatenation's
   size on the example (its total checked at run time: a split's pieces
   always sum to their input).
+
+The conditions torch.export recorded on a padded count or a read it is computed from
+(`_assert_scalar`: a `torch._check(n % 2 == 0)`, or what an op assumed, as narrow's `n <= 5`) no longer
+hold by the example alone: each is checked at run time, one error naming the condition as Python
+writes it (`n.item() % 2 == 0`) and the line that read the count (checked on the read itself, before any
+op uses it, where the condition is on that read alone; else on the program's first output). A condition
+rducc cannot compute (one not from reads and sizes of padded results) keeps the exact path. A user's
+capacity below the least count torch.export recorded (`torch._check(n >= 4)`, `capacity=2`) is one
+compile error: no input could run.
 
 A size of a padded result used as a number (`w.shape[0]` or `rows.numel()`
 returned, in Python arithmetic, or taken by an op as a Scalar or Tensor value)
@@ -380,9 +392,9 @@ def _candidates(graph: torch.fx.Graph, original: dict[Node, Any],
             _, symbol, limit = _read_bounded(node, original)  # type: ignore[misc]
             symbols = [symbol]
         else:
-            symbols = _split_counts(node, original) or []  # type: ignore[assignment]
+            symbols = _split_counts(node, original) or []
         if node.target is aten.split_with_sizes.default:
-            value = original[node.args[0]]  # type: ignore[index]
+            value = original[node.args[0]]
         bounds = [_recorded_bound(value, s) for s in symbols]
         if node.target is aten.masked_select.default:
             bounds = [_broadcast_count(node, original)] * len(symbols)
@@ -894,7 +906,7 @@ class _Padder:
                                 dtype=torch.int64)
             symbol = self.shapes.original[number].node.expr
             for node in [n for n in self.pending if _condition(n, self.shapes).free_symbols == {symbol}
-                         and self.order.get(n.args[0], len(self.order)) < self.order.get(anchor, 0)]:
+                         and self.order.get(n.args[0], len(self.order)) < self.order.get(anchor, 0)]:  # type: ignore[arg-type]
                 value = self.condition_checked(anchor, value, node)
             self.reads[number] = value
         return self.reads[number]
@@ -1226,13 +1238,13 @@ class _Padder:
         an op assumed of the count) that no read of its count checked (`number`): checked at run time,
         gating the program's first tensor output."""
         output = next(n for n in self.r.graph.nodes if n.op == "output")
-        results = list(output.args[0])  # type: ignore[arg-type]
+        results = list(output.args[0])
         gated = next((i for i, r in enumerate(results) if isinstance(r, Node)
                       and isinstance(r.meta.get("val"), torch.Tensor)), None)
         if gated is None:
             return  # (a program returning numbers only: nothing to gate)
         results[gated] = self.condition_checked(output, results[gated], node)
-        output.args = (type(output.args[0])(results), *output.args[1:])  # type: ignore[call-arg,arg-type]
+        output.args = (type(output.args[0])(results), *output.args[1:])
 
     def condition_checked(self, anchor: Node, value: Node, node: Node) -> Node:
         """`value` once the condition of the `_assert_scalar` `node` holds, which the example alone no longer
