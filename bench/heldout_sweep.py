@@ -4346,7 +4346,7 @@ class FloorOfScaledItem(nn.Module):
 @case("numbers", [(torch.tensor(3), randn(2, 6)), (torch.tensor(3), randn(2, 6, seed=1)),
                   (torch.tensor(4), randn(2, 6, seed=2)), (torch.tensor(6), randn(2, 6, seed=3)),
                   (torch.tensor(0), randn(2, 6, seed=4))],
-      refuses={4: r"'topk': k read with \.item\(\) is more than the capacity of 6 compiled for \(or less than 1"})
+      refuses={4: r"the condition k\.item\(\) >= 1 does not hold"})  # (its torch._check, named since general19)
 class TopkKFromItem(nn.Module):
     """topk with k read from a tensor (bounded by torch._check): the kept values' sum and mean index (padded to
     the check's 6 since general18: any k it allows; 0 is its refusal)."""
@@ -4736,7 +4736,7 @@ class PrefixRowsStatistics(nn.Module):
 
 @case("data", [(randn(5, 7), torch.tensor(2)), (randn(5, 7, seed=1), torch.tensor(7)),
                (randn(5, 7, seed=2), torch.tensor(1)), (randn(5, 7, seed=3), torch.tensor(8))],
-      refuses={3: r"'topk': k read with \.item\(\) is more than the capacity of 7"})
+      refuses={3: r"the condition k\.item\(\) <= 7 does not hold"})  # (topk's own, named since general19)
 class SmallestKPerRow(nn.Module):
     """The k smallest of each row (topk, largest=False, k read with item), their mean and the mean of their
     positions."""
