@@ -51,11 +51,9 @@ cost per byte among those that free bytes at that stage's current peak:
 - a global to DDR: what it adds to the kernels that read it, write its
   update in place and read that update back, priced the same way
   (`rdu-place-tiers` keeps the tier), with the others one outlined parameter
-  receives (`rdu-place-tiers` gives them one tier; on several pipeline
-  stages, per byte it frees on the stages still over HBM, `_refreed`); once
-  the step fits, the spilled globals it does not need go back
-  (`_keep_globals`), and so do the spilled values (`_keep_values`, the
-  costliest first).
+  receives (`rdu-place-tiers` gives them one tier); once the step fits, the
+  spilled globals it does not need go back (`_keep_globals`), and so do the
+  spilled values (`_keep_values`, the costliest first).
 
 A kernel's DDR bytes add up and its other resources do not, so what a spill
 adds never falls as the plan spills more: a spill or a global is priced
