@@ -114,7 +114,7 @@ from __future__ import annotations
 
 import bisect
 from collections.abc import Container, Iterable, Mapping, Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from typing import ClassVar
 
 import numpy as np
@@ -182,8 +182,6 @@ class _Candidate:
     saved: SavedValue | None = None
     placement: Placement = Placement.DDR
     global_names: tuple[str, ...] = ()
-    on_stages: tuple[tuple[int, int], ...] = ()
-    """For globals: their bytes on each pipeline stage (`stage_parts`)."""
     chain: tuple[Operation, ...] = ()
     """For a recompute: the forward kernels and layer calls it runs again, producers first."""
     also: tuple[SavedValue, ...] = ()
@@ -329,8 +327,6 @@ class _At:
 
     stage: int
     position: int
-    over: frozenset[int] = frozenset({0})
-    """Every stage whose demand exceeds its HBM."""
 
 
 class _Demand:
@@ -358,7 +354,7 @@ class _Demand:
         excess = [(held + peak - self.hbm_bytes, _At(stage, at)) for stage, (held, (peak, at))
                   in enumerate(zip(self.globals_in_hbm(ddr_globals), self.liveness.peaks()))]
         over, at = max(excess, key=lambda e: e[0])
-        return replace(at, over=frozenset(s for s, (e, _) in enumerate(excess) if e > 0)) if over > 0 else None
+        return at if over > 0 else None
 
     def spare(self, ddr_globals: Container[str]) -> list[int]:
         """Per stage, the HBM its globals in HBM and its activations' peak leave."""
@@ -853,8 +849,8 @@ def _candidates(step: TrainingStep, target: Target, sizes: dict[str, int], tempo
     first; a spill or a global priced by what it adds to the kernels that move its
     bytes (`_Pricer.added`, over what is in DDR `before`; a value a callee holds
     with its group's other values, its share of the group's). A group of globals on
-    several pipeline stages (`homes`) frees its bytes on each (`stage_parts`), of
-    which only those on stages over HBM count when it is weighed (`_first_open`)."""
+    several pipeline stages (`homes`) frees on one stage's socket only its bytes
+    there (`stage_parts`): its most on one stage is what it frees."""
     found: list[_Candidate] = _recompute_candidates(step, target, costs)
     base = pricer.sets(before.values, before.globals)
     for saved in (*step.saved, *step.gradients, *temporaries):
@@ -863,9 +859,8 @@ def _candidates(step: TrainingStep, target: Target, sizes: dict[str, int], tempo
             group = shared.get(saved.value, [saved.value])
             found.append(_Candidate(pricer.added(group, (), base) / len(group), saved.bytes, saved))
     for names in _global_groups(sizes, together or {}):
-        parts = stage_parts({n: sizes[n] for n in names}, homes or {})
-        found.append(_Candidate(pricer.added((), names, base), sum(parts.values()), global_names=names,
-                                on_stages=tuple(sorted(parts.items()))))
+        freed = max(stage_parts({n: sizes[n] for n in names}, homes or {}).values(), default=0)
+        found.append(_Candidate(pricer.added((), names, base), freed, global_names=names))
     return sorted(found, key=_order)
 
 
@@ -1117,7 +1112,7 @@ def _first_open(candidates: list[_Candidate], plan: _Plan, pinned: set[SSAValue]
             continue
         if verdict:
             del candidates[index]
-            now = _repriced(candidate, plan, shared) or _refreed(candidate, at)
+            now = _repriced(candidate, plan, shared)
             if now is None:
                 return candidate
             at_order = bisect.bisect_right(candidates, plan.order(now), key=plan.order)
@@ -1125,17 +1120,6 @@ def _first_open(candidates: list[_Candidate], plan: _Plan, pinned: set[SSAValue]
             continue
         index += 1
     return None
-
-
-def _refreed(candidate: _Candidate, at: _At) -> _Candidate | None:
-    """Globals on several pipeline stages weighed by the bytes they free on the stages
-    still over HBM (`_At.over`), when that is less than they were weighed by; None when
-    it holds. Stages only come under HBM as the plan goes on, so what a group frees
-    that counts never grows: weighed again lazily, as `_repriced` does."""
-    useful = sum(part for stage, part in candidate.on_stages if stage in at.over)
-    if not candidate.on_stages or useful >= candidate.freed:
-        return None
-    return replace(candidate, freed=useful)
 
 
 def _repriced(candidate: _Candidate, plan: _Plan, shared: dict[SSAValue, list[SSAValue]]) -> _Candidate | None:
@@ -1152,7 +1136,7 @@ def _repriced(candidate: _Candidate, plan: _Plan, shared: dict[SSAValue, list[SS
         cost = plan.pricer.added(group, (), plan.in_ddr) / len(group)
     if cost <= candidate.cost_s + abs(candidate.cost_s) * 1e-6 + 1e-15:  # a price may be below 0
         return None
-    return replace(candidate, cost_s=cost)
+    return _Candidate(cost, candidate.freed, candidate.saved, candidate.placement, candidate.global_names)
 
 
 def _applies(candidate: _Candidate, plan: _Plan, pinned: set[SSAValue], liveness: _Liveness, at: _At,

@@ -281,19 +281,6 @@ def test_pipelined_layer_groups_keep_the_planners_weights_in_hbm(tmp_path: Path)
         torch.testing.assert_close(torch.as_tensor(got), parameter.grad, rtol=PARAM_RTOL, atol=PARAM_ATOL)
 
 
-def test_a_layer_group_on_two_stages_frees_only_on_the_stages_over_hbm() -> None:
-    """An outlined parameter's globals on both pipeline stages free HBM on each: weighed
-    while both stages exceed HBM, by all their bytes; once only one does, by their bytes
-    there (a 70B pp=2 step spilled 18.9 GB of weight groups counted whole, each freeing
-    half of that where HBM was short)."""
-    from rducc.passes import rdu_place_saved
-
-    group = rdu_place_saved._Candidate(1e-3, 300, global_names=("a", "b", "c"), on_stages=((0, 200), (1, 100)))
-    assert rdu_place_saved._refreed(group, rdu_place_saved._At(0, 5, frozenset({0, 1}))) is None
-    assert rdu_place_saved._refreed(group, rdu_place_saved._At(0, 5, frozenset({0}))).freed == 200
-    assert rdu_place_saved._refreed(group, rdu_place_saved._At(1, 9, frozenset({1}))).freed == 100
-
-
 def test_outlined_step_spills_only_what_its_callees_hold(monkeypatch: pytest.MonkeyPatch,
                                                          tmp_path: Path) -> None:
     """An outlined step of two gated blocks with 50 kB of HBM and a DDR of 200 GB/s (a DMA
