@@ -843,14 +843,11 @@ def callee_cone(callee: func.FuncOp, indices: Sequence[int]) -> list[Operation]:
 
 def _candidates(step: TrainingStep, target: Target, sizes: dict[str, int], temporaries: list[SavedValue],
                 costs: _ConeCosts, pricer: _Pricer, before: _Before, shared: dict[SSAValue, list[SSAValue]],
-                together: dict[str, list[str]] | None = None,
-                homes: Mapping[str, int] | None = None) -> list[_Candidate]:
+                together: dict[str, list[str]] | None = None) -> list[_Candidate]:
     """Every recompute, spill and global to DDR that may free HBM, cheapest per byte
     first; a spill or a global priced by what it adds to the kernels that move its
     bytes (`_Pricer.added`, over what is in DDR `before`; a value a callee holds
-    with its group's other values, its share of the group's). A group of globals on
-    several pipeline stages (`homes`) frees on one stage's socket only its bytes
-    there (`stage_parts`): its most on one stage is what it frees."""
+    with its group's other values, its share of the group's)."""
     found: list[_Candidate] = _recompute_candidates(step, target, costs)
     base = pricer.sets(before.values, before.globals)
     for saved in (*step.saved, *step.gradients, *temporaries):
@@ -859,8 +856,7 @@ def _candidates(step: TrainingStep, target: Target, sizes: dict[str, int], tempo
             group = shared.get(saved.value, [saved.value])
             found.append(_Candidate(pricer.added(group, (), base) / len(group), saved.bytes, saved))
     for names in _global_groups(sizes, together or {}):
-        freed = max(stage_parts({n: sizes[n] for n in names}, homes or {}).values(), default=0)
-        found.append(_Candidate(pricer.added((), names, base), freed, global_names=names))
+        found.append(_Candidate(pricer.added((), names, base), sum(sizes[n] for n in names), global_names=names))
     return sorted(found, key=_order)
 
 
@@ -936,14 +932,13 @@ def plan_placements(step: TrainingStep, module: ModuleOp, target: Target, recomp
     _UNPLACED.clear()
     before = _Before(frozenset(v for v, p in placements.items() if p == Placement.DDR), frozenset(plan.ddr_globals))
     together = weights_sharing_a_parameter(module)
-    demand = _Demand(module, sizes, liveness, target.hbm_bytes)
-    plan.home = demand.stage_of
     candidates = sorted((c for c in _candidates(step, target, sizes, temporaries, costs, pricer, before, shared,
-                                                together, demand.stage_of)
-                         if recompute or c.placement != Placement.RECOMPUTE),
+                                                together) if recompute or c.placement != Placement.RECOMPUTE),
                         key=plan.order)
     plan.in_ddr = pricer.sets(before.values, before.globals)
     liveness.place(liveness.intervals, placements, plan.recomputed)
+    demand = _Demand(module, sizes, liveness, target.hbm_bytes)
+    plan.home = demand.stage_of
     while (at := demand.worst(plan.ddr_globals)) is not None:
         chosen = _first_open(candidates, plan, pinned, liveness, at, shared)
         if chosen is None:
