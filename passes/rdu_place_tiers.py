@@ -28,10 +28,13 @@ from HBM (program_walk). So no weight read every step is in DDR while HBM
 has room for more than a row of it.
 
 In a pipelined program (rdu-partition, pp > 1) each stage's sockets have
-their own HBM: a global counts against the stage that first reads it (the
-weights one outlined parameter receives from layers on several stages, each
-against its own), the activations against the stage whose ops make them
-(`stage_activation_bytes`: a user input against the stages that read it), and
+their own HBM: a global counts against the stage that first reads it
+(`global_homes`; the weights one outlined parameter receives from layers on
+several stages, each against its own: `stage_parts`, which `rdu-place-saved`
+counts by too), the activations against the stage whose ops make them
+(`stage_activation_bytes`: a user input against the stages that read it).
+Each stage spreads its own HBM over the groups' bytes on it; a group on
+several stages keeps the least of their shares of rows. And
 `tier.hbm_weight_bytes_by_stage` / `tier.ddr_weight_bytes_by_stage` record
 one socket of each stage.
 
