@@ -26,9 +26,13 @@ as `rdu.saved`:
 
 The HBM demand of a step is its globals (weights, optimizer state) plus the
 peak of live activations (each kernel result from its kernel to its last
-reader, gradients included). While it exceeds the target's HBM, the pass
-takes the candidate of least modeled cost per byte among those that free
-bytes at the current peak:
+reader, gradients included). In a pipelined step (rdu-partition, pp > 1)
+each stage's sockets have their own HBM, counted apart as `rdu-place-tiers`
+counts them (`_Demand`): a global against the stage that first reads it, a
+kernel result against its op's stage (`op_stage`), a user input against the
+stages that read it. While a stage's demand exceeds the target's HBM, the
+pass takes, at the stage that exceeds it most, the candidate of least modeled
+cost per byte among those that free bytes at that stage's current peak:
 
 - a value between kernels (a saved value, a gradient, or any other kernel
   result, such as the backward's large temporaries) to DDR: what it adds to
@@ -128,6 +132,7 @@ from rducc.dialects.contracts import (
     calls_of,
     global_of,
     is_outlined,
+    op_stage,
     result_updates,
     set_outlined,
     set_phase,
@@ -157,7 +162,14 @@ from rducc.model.roofline import kernel_roofline_s
 from rducc.passes.common import RduPass
 from rducc.passes.rdu_fuse import Traffic, group_traffic, weigh
 from rducc.passes.rdu_insert_dma import viewed_input
-from rducc.passes.rdu_place_tiers import peak_activation_bytes, weights_sharing_a_parameter
+from rducc.passes.rdu_place_tiers import (
+    global_homes,
+    input_stages,
+    peak_activation_bytes,
+    stage_count,
+    stage_parts,
+    weights_sharing_a_parameter,
+)
 from rducc.targets import Target
 
 
@@ -199,33 +211,44 @@ def _global_sizes(module: ModuleOp) -> dict[str, int]:
 
 
 class _Liveness:
-    """The HBM peak of a function's activations under a set of placements."""
+    """The HBM peak of a function's activations under a set of placements, per pipeline
+    stage (`op_stage`: each stage's sockets have their own HBM; one stage when the step
+    is not pipelined)."""
 
     def __init__(self, function: func.FuncOp, step: TrainingStep, in_place: frozenset[SSAValue] = frozenset(),
                  peaks: dict[str, int] | None = None):
         block = function.body.block
         self.ops = list(block.ops)
         self.position = {op: i for i, op in enumerate(self.ops)}
-        self.inputs = sum(value_bytes(a) for a, attrs in zip(function.args, arg_attrs(function))
-                          if global_of(attrs) is None)
+        self.stages = stage_count(function)
+        self.inputs = np.zeros(self.stages, dtype=np.int64)
+        for arg, attrs in zip(function.args, arg_attrs(function)):
+            if global_of(attrs) is None:
+                for stage in input_stages(arg):
+                    self.inputs[stage] += value_bytes(arg)
         self.phases = step.phases
+        self.stage: dict[SSAValue, int] = {}
+        """Per kernel result, the stage whose HBM holds it (its op's)."""
         self.intervals: dict[SSAValue, tuple[int, int, int]] = {}
         """Per value, the first and last positions it may hold HBM at, and its bytes: a
         call's results from the op after it (while it runs, its callee's peak holds
         them, as `peak_activation_bytes` counts a call)."""
-        for op in self.ops:
-            start = self.position[op] + (1 if isinstance(op, func.CallOp) else 0)
+        self.delta = np.zeros((self.stages, len(self.ops) + 2), dtype=np.int64)
+        """Per stage and position, the bytes that start holding HBM there less those that
+        stopped just before."""
+        for at, op in enumerate(self.ops):
+            stage = op_stage(op) if self.stages > 1 else 0
+            start = at + (1 if isinstance(op, func.CallOp) else 0)
             for result in op.results:
                 readers = [self._top(use.operation) for use in result.uses]
-                end = max((self.position[r] for r in readers if r is not None), default=self.position[op])
+                end = max((self.position[r] for r in readers if r is not None), default=at)
                 size = 0 if result in in_place else value_bytes(result)  # the global's bytes, counted apart
                 self.intervals[result] = (start, end, size)
-        self.delta = np.zeros(len(self.ops) + 2, dtype=np.int64)
-        """Per position, the bytes that start holding HBM there less those that stopped just before."""
-        for at, op in enumerate(self.ops):  # a call holds its callee's own peak while it runs
+                self.stage[result] = stage
+            # a call holds its callee's own peak while it runs
             inner = peaks.get(op.callee.string_value(), 0) if peaks and isinstance(op, func.CallOp) else 0
-            self.delta[at] += inner
-            self.delta[at + 1] -= inner
+            self.delta[stage, at] += inner
+            self.delta[stage, at + 1] -= inner
         self.counted: dict[SSAValue, list[tuple[int, int]]] = {}
         """The spans each value is counted at in `delta`."""
 
@@ -257,21 +280,25 @@ class _Liveness:
             if value not in self.intervals:
                 continue  # an argument: counted apart
             size = self.intervals[value][2]
+            row = self.delta[self.stage[value]]
             for start, end in self.counted.get(value, ()):
-                self.delta[start] -= size
-                self.delta[end + 1] += size
+                row[start] -= size
+                row[end + 1] += size
             spans = self.spans(value, placements.get(value), recomputed)
             for start, end in spans:
-                self.delta[start] += size
-                self.delta[end + 1] -= size
+                row[start] += size
+                row[end + 1] -= size
             self.counted[value] = spans
 
-    def peak(self) -> tuple[int, int]:
-        """The most bytes live at once and the (first) position where that happens,
-        under the placements counted (`place`)."""
-        live = self.inputs + np.cumsum(self.delta)
-        at = int(np.argmax(live))
-        return (int(live[at]), at) if live[at] > self.inputs else (self.inputs, 0)
+    def peaks(self) -> list[tuple[int, int]]:
+        """Per stage, the most bytes live at once and the (first) position where that
+        happens, under the placements counted (`place`)."""
+        found = []
+        for stage in range(self.stages):
+            live = self.inputs[stage] + np.cumsum(self.delta[stage])
+            at = int(np.argmax(live))
+            found.append((int(live[at]), at) if live[at] > self.inputs[stage] else (int(self.inputs[stage]), 0))
+        return found
 
     def hold(self, value: SSAValue, readers: list[Operation], placements: dict[SSAValue, Placement],
              recomputed: dict[SSAValue, SavedValue]) -> None:
@@ -283,12 +310,56 @@ class _Liveness:
         self.intervals[value] = (start, max(end, *(self.position[r] for r in readers)), size)
         self.place([value], placements, recomputed)
 
-    def frees_at(self, value: SSAValue, placement: Placement, saved: SavedValue, at: int) -> bool:
-        """Whether placing `value` so takes it off the HBM live at position `at`."""
+    def frees_at(self, value: SSAValue, placement: Placement, saved: SavedValue, at: _At) -> bool:
+        """Whether placing `value` so takes it off the HBM live at `at` (a stage's position)."""
+        if self.stage.get(value, 0) != at.stage:
+            return False
         held = self.spans(value, None, {})
         after = self.spans(value, placement, {value: saved})
-        covers = any(s <= at <= e for s, e in held)
-        return covers and not any(s <= at <= e for s, e in after)
+        covers = any(s <= at.position <= e for s, e in held)
+        return covers and not any(s <= at.position <= e for s, e in after)
+
+
+@dataclass(frozen=True)
+class _At:
+    """Where a step's HBM demand exceeds HBM the most: a pipeline stage and a position
+    in program order."""
+
+    stage: int
+    position: int
+
+
+class _Demand:
+    """A step's HBM demand per pipeline stage: the globals it holds in HBM (each on its
+    stage, `global_homes`) plus its activations' peak, as `rdu-place-tiers` counts it."""
+
+    def __init__(self, module: ModuleOp, sizes: dict[str, int], liveness: _Liveness, hbm_bytes: int):
+        self.sizes = sizes
+        self.stage_of = global_homes(module)
+        self.liveness = liveness
+        self.hbm_bytes = hbm_bytes
+
+    def on_stages(self, names: Iterable[str]) -> list[int]:
+        """Per stage, the bytes of the globals `names` (`stage_parts`)."""
+        parts = stage_parts({n: self.sizes[n] for n in names}, self.stage_of)
+        return [parts.get(stage, 0) for stage in range(self.liveness.stages)]
+
+    def globals_in_hbm(self, ddr_globals: Container[str]) -> list[int]:
+        """Per stage, the bytes of the globals not in `ddr_globals`."""
+        return self.on_stages(n for n in self.sizes if n not in ddr_globals)
+
+    def worst(self, ddr_globals: Container[str]) -> _At | None:
+        """The stage whose demand exceeds HBM the most and its activations' peak there;
+        None when every stage fits."""
+        excess = [(held + peak - self.hbm_bytes, _At(stage, at)) for stage, (held, (peak, at))
+                  in enumerate(zip(self.globals_in_hbm(ddr_globals), self.liveness.peaks()))]
+        over, at = max(excess, key=lambda e: e[0])
+        return at if over > 0 else None
+
+    def spare(self, ddr_globals: Container[str]) -> list[int]:
+        """Per stage, the HBM its globals in HBM and its activations' peak leave."""
+        return [self.hbm_bytes - held - peak for held, (peak, _) in
+                zip(self.globals_in_hbm(ddr_globals), self.liveness.peaks())]
 
 
 RECOMPUTE_CHAIN_LIMIT = 8
@@ -827,6 +898,8 @@ class _Plan:
     """Whether the step's demand fits HBM under it (else nothing more frees HBM at the peak)."""
     recompute_first: bool = False
     """Its candidates are weighed every recompute before any spill (`_order`)."""
+    home: dict[str, int] = field(default_factory=dict)
+    """Per global, the pipeline stage whose HBM holds it (`_Demand`)."""
 
     def order(self, candidate: _Candidate) -> tuple[bool, float, int]:
         return _order(candidate, self.recompute_first)
@@ -864,30 +937,29 @@ def plan_placements(step: TrainingStep, module: ModuleOp, target: Target, recomp
                         key=plan.order)
     plan.in_ddr = pricer.sets(before.values, before.globals)
     liveness.place(liveness.intervals, placements, plan.recomputed)
-    while True:
-        peak, at = liveness.peak()
-        if sum(s for n, s in sizes.items() if n not in plan.ddr_globals) + peak <= target.hbm_bytes:
-            break
+    demand = _Demand(module, sizes, liveness, target.hbm_bytes)
+    plan.home = demand.stage_of
+    while (at := demand.worst(plan.ddr_globals)) is not None:
         chosen = _first_open(candidates, plan, pinned, liveness, at, shared)
         if chosen is None:
             plan.fits = False
             break  # nothing frees HBM at the peak: rdu-place-tiers says what does not fit
         _take(chosen, plan, pinned, liveness, shared)
     if plan.fits:
-        _keep_globals(plan, sizes, target.hbm_bytes - liveness.peak()[0], before.globals, together)
-        held = sum(s for n, s in sizes.items() if n not in plan.ddr_globals)
-        _keep_values(plan, liveness, target.hbm_bytes - held, before.values, shared)
+        _keep_globals(plan, demand, before.globals, together)
+        _keep_values(plan, demand, before.values, shared)
     plan.cost_s = plan_price(plan, step, target, sizes, before)
     return plan
 
 
-def _keep_values(plan: _Plan, liveness: _Liveness, room: int, fixed: frozenset[SSAValue],
+def _keep_values(plan: _Plan, demand: _Demand, fixed: frozenset[SSAValue],
                  shared: dict[SSAValue, list[SSAValue]]) -> None:
     """Take back the values the plan spilled that the fitted step does not need in DDR
     (one taken while the peak was elsewhere, or whose kernel's DDR time another spill
     of it hid): each group of shared placements, the costliest first
-    (`_Pricer.added`), back to HBM while the activations' peak still fits in `room`."""
+    (`_Pricer.added`), back to HBM while every stage's demand still fits."""
     assert plan.pricer is not None
+    liveness = demand.liveness
     groups: dict[SSAValue, list[SSAValue]] = {}
     for value, placement in plan.placements.items():
         members = shared.get(value, [value])
@@ -899,26 +971,26 @@ def _keep_values(plan: _Plan, liveness: _Liveness, room: int, fixed: frozenset[S
         for value in group:
             plan.placements[value] = Placement.HBM
         liveness.place(group, plan.placements, plan.recomputed)
-        if liveness.peak()[0] > room:
+        if demand.worst(plan.ddr_globals) is not None:
             for value in group:
                 plan.placements[value] = Placement.DDR
             liveness.place(group, plan.placements, plan.recomputed)
 
 
-def _keep_globals(plan: _Plan, sizes: dict[str, int], room: int, fixed: frozenset[str],
-                  together: dict[str, list[str]]) -> None:
+def _keep_globals(plan: _Plan, demand: _Demand, fixed: frozenset[str], together: dict[str, list[str]]) -> None:
     """Take back the globals the plan spilled that the fitted step does not need in DDR
     (each taken cheapest per byte while the peak was higher, a small group before the
     large one that alone frees enough): each group, largest first, back to HBM while
-    the globals in HBM and the activations' peak still fit in `room` plus them."""
-    spare = room - sum(s for n, s in sizes.items() if n not in plan.ddr_globals)
+    each stage's globals in HBM and activations' peak still fit its HBM."""
+    sizes = demand.sizes
+    spare = demand.spare(plan.ddr_globals)
     spilled = {n: size for n, size in sizes.items() if n in plan.ddr_globals and n not in fixed}  # the step's order
     for names in sorted(_global_groups(spilled, together),
                         key=lambda group: -sum(sizes[n] for n in group)):
-        size = sum(sizes[n] for n in names)
-        if len(names) == len(together.get(names[0], names)) and size <= spare:
+        parts = demand.on_stages(names)
+        if len(names) == len(together.get(names[0], names)) and all(p <= room for p, room in zip(parts, spare)):
             plan.ddr_globals.difference_update(names)
-            spare -= size
+            spare = [room - p for p, room in zip(parts, spare)]
 
 
 def _take(chosen: _Candidate, plan: _Plan, pinned: set[SSAValue], liveness: _Liveness,
@@ -1014,7 +1086,7 @@ def cheaper_plan(step: TrainingStep, module: ModuleOp, target: Target, second: b
     return min(plans, key=lambda plan: (not plan.fits, plan.cost_s))
 
 
-def _first_open(candidates: list[_Candidate], plan: _Plan, pinned: set[SSAValue], liveness: _Liveness, at: int,
+def _first_open(candidates: list[_Candidate], plan: _Plan, pinned: set[SSAValue], liveness: _Liveness, at: _At,
                 shared: dict[SSAValue, list[SSAValue]]) -> _Candidate | None:
     """The first (cheapest per byte) candidate that frees HBM at position `at`, taken
     out of `candidates`, with every candidate closed for good (`_applies`: None)
@@ -1062,13 +1134,15 @@ def _repriced(candidate: _Candidate, plan: _Plan, shared: dict[SSAValue, list[SS
     return _Candidate(cost, candidate.freed, candidate.saved, candidate.placement, candidate.global_names)
 
 
-def _applies(candidate: _Candidate, plan: _Plan, pinned: set[SSAValue], liveness: _Liveness, at: int,
+def _applies(candidate: _Candidate, plan: _Plan, pinned: set[SSAValue], liveness: _Liveness, at: _At,
              shared: dict[SSAValue, list[SSAValue]]) -> bool | None:
     """Whether the candidate frees HBM at position `at` (True), not there (False), or is
     closed for good (None: what closes it never reopens; placements only move from HBM
     to a recompute or DDR and from a recompute to DDR, and pinned values stay pinned)."""
-    if candidate.saved is None:
-        return None if set(candidate.global_names) <= plan.ddr_globals else True
+    if candidate.saved is None:  # a global frees HBM on the stage that holds it
+        if set(candidate.global_names) <= plan.ddr_globals:
+            return None
+        return any(plan.home.get(n, 0) == at.stage for n in candidate.global_names if n not in plan.ddr_globals)
     value = candidate.saved.value
     now = plan.placements[value]
     if candidate.placement == Placement.RECOMPUTE:
@@ -1077,7 +1151,7 @@ def _applies(candidate: _Candidate, plan: _Plan, pinned: set[SSAValue], liveness
     if _spill_closed(candidate, plan, pinned, shared):
         return None
     held = liveness.spans(value, now, plan.recomputed)
-    return any(start <= at <= end for start, end in held)
+    return liveness.stage.get(value, 0) == at.stage and any(start <= at.position <= end for start, end in held)
 
 
 def _spill_closed(candidate: _Candidate, plan: _Plan, pinned: set[SSAValue],
@@ -1093,7 +1167,7 @@ def _spill_closed(candidate: _Candidate, plan: _Plan, pinned: set[SSAValue],
                for v in shared.get(value, [value]) if v is not value)
 
 
-def _recompute_applies(candidate: _Candidate, plan: _Plan, pinned: set[SSAValue], liveness: _Liveness, at: int,
+def _recompute_applies(candidate: _Candidate, plan: _Plan, pinned: set[SSAValue], liveness: _Liveness, at: _At,
                        shared: dict[SSAValue, list[SSAValue]]) -> bool | None:
     """Whether a recompute frees HBM at position `at` (True), not there (False), or is
     closed for good (None): the chain's inputs must be in HBM, none of its values
@@ -1439,16 +1513,21 @@ class RduPlaceSaved(RduPass):
             _record(op, step, plan)
             cut: dict[tuple[str, tuple[int, ...]], func.FuncOp] = {}
             _recompute_all(plan, step.phases, cut)
-            if _hbm_demand(op, function) > target.hbm_bytes:
+            if max(_hbm_demand(op, function)) > target.hbm_bytes:
                 _second_round(op, function, target, cut)
 
 
-def _hbm_demand(module: ModuleOp, function: func.FuncOp) -> int:
-    """Globals in HBM + the peak of live activations, as `rdu-place-tiers` counts them."""
+def _hbm_demand(module: ModuleOp, function: func.FuncOp) -> list[int]:
+    """Per pipeline stage, its globals in HBM + the peak of its live activations, as
+    `rdu-place-tiers` counts them (one entry when the step is not pipelined)."""
     used = {global_of(a) for a in arg_attrs(function)}
-    globals_ = sum(value_bytes(g.global_type) for g in module.ops
-                   if isinstance(g, GlobalOp) and g.sym_name.data in used and g.tier != TierAttr(Tier.DDR))
-    return globals_ + peak_activation_bytes(function, callee_peaks(module))
+    count = stage_count(function)
+    held = stage_parts({g.sym_name.data: value_bytes(g.global_type) for g in module.ops
+                        if isinstance(g, GlobalOp) and g.sym_name.data in used and g.tier != TierAttr(Tier.DDR)},
+                       global_homes(module))
+    peaks = callee_peaks(module)
+    return [held.get(stage, 0) + peak_activation_bytes(function, peaks, stage if count > 1 else None)
+            for stage in range(count)]
 
 
 def callee_peaks(module: ModuleOp) -> dict[str, int]:

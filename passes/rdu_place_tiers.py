@@ -28,7 +28,13 @@ from HBM (program_walk). So no weight read every step is in DDR while HBM
 has room for more than a row of it.
 
 In a pipelined program (rdu-partition, pp > 1) each stage's sockets have
-their own HBM: a global counts against the stage that first reads it, and
+their own HBM: a global counts against the stage that first reads it
+(`global_homes`; the weights one outlined parameter receives from layers on
+several stages, each against its own: `stage_parts`, which `rdu-place-saved`
+counts by too), the activations against the stage whose ops make them
+(`stage_activation_bytes`: a user input against the stages that read it).
+Each stage spreads its own HBM over the groups' bytes on it; a group on
+several stages keeps the least of their shares of rows. And
 `tier.hbm_weight_bytes_by_stage` / `tier.ddr_weight_bytes_by_stage` record
 one socket of each stage.
 
@@ -43,7 +49,7 @@ The result is recorded on the module: `tier.hbm_weight_bytes`,
 from __future__ import annotations
 
 import math
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import ClassVar
 
@@ -60,6 +66,7 @@ from rducc.dialects.contracts import (
     is_outlined,
     is_weight,
     module_target,
+    op_stage,
     result_updates,
     set_hbm_rows,
     table_rows,
@@ -96,19 +103,22 @@ def _hbm_results(op: Operation, over_globals: frozenset[SSAValue] = frozenset())
     return [r for i, r in enumerate(op.results) if result_placement(op, i) != Placement.DDR and r not in over_globals]
 
 
-def peak_activation_bytes(function: func.FuncOp, callee_peaks: dict[str, int]) -> int:
+def peak_activation_bytes(function: func.FuncOp, callee_peaks: dict[str, int], stage: int | None = None) -> int:
     """The most activation bytes live at once in `function`'s HBM, in program
     order: the user inputs throughout, each kernel's (or call's) results from
     that op to their last reader, as `rdu-insert-dma` frees them; a call adds
     its callee's own peak while it runs (an outlined layer's arguments are its
-    caller's values, live across the whole call)."""
+    caller's values, live across the whole call). `stage`: only that pipeline
+    stage's sockets' HBM (`op_stage`: the results of its ops, the user inputs
+    its ops read); None: the whole program."""
     block = function.body.block
     ops = list(block.ops)
     position = positions(block)
     dead_after: dict[int, int] = {}
     over_globals = written_in_place(function)
-    for op in ops:
-        for result in _hbm_results(op, over_globals):
+    on_stage = [stage is None or op_stage(op) == stage for op in ops]
+    for op, counted in zip(ops, on_stage):
+        for result in _hbm_results(op, over_globals) if counted else ():
             end = live_end(op, block, position, [result])
             dead_after[end] = dead_after.get(end, 0) + value_bytes(result)
     live = 0
@@ -116,14 +126,48 @@ def peak_activation_bytes(function: func.FuncOp, callee_peaks: dict[str, int]) -
         live = sum(
             value_bytes(arg) for arg, a in zip(function.args, arg_attrs(function))
             if global_of(a) is None  # a weight is placed on its own
+            and (stage is None or stage in input_stages(arg))
         )
     peak = live
-    for index, op in enumerate(ops):
-        made = sum(value_bytes(r) for r in _hbm_results(op, over_globals))
-        running = callee_peaks.get(op.callee.string_value(), 0) if isinstance(op, func.CallOp) else made
-        peak = max(peak, live + running)
+    for index, (op, counted) in enumerate(zip(ops, on_stage)):
+        made = sum(value_bytes(r) for r in _hbm_results(op, over_globals)) if counted else 0
+        if counted:  # a value of this stage another stage's op reads last still dies there
+            running = callee_peaks.get(op.callee.string_value(), 0) if isinstance(op, func.CallOp) else made
+            peak = max(peak, live + running)
         live += made - dead_after.get(index, 0)
     return peak
+
+
+def input_stages(arg: SSAValue) -> set[int]:
+    """The pipeline stages whose sockets hold a user input: those of the ops that read
+    it (`op_stage`; stage 0 when none does)."""
+    return {op_stage(use.operation) for use in arg.uses} or {0}
+
+
+def stage_count(function: func.FuncOp) -> int:
+    """How many pipeline stages run `function`'s ops (1 when it is not pipelined)."""
+    return 1 + max((op_stage(op) for op in function.body.block.ops), default=0)
+
+
+def global_homes(module: ModuleOp) -> dict[str, int]:
+    """Per global, the pipeline stage whose sockets' HBM holds it (that of its first
+    reader, `global_stages`); empty when the step is not pipelined (every global on
+    stage 0). `rdu-place-saved` and `rdu-place-tiers` both count a global so."""
+    entries = [f for f in functions(module) if not is_outlined(f)]
+    if max((stage_count(f) for f in entries), default=1) < 2:
+        return {}
+    return global_stages(module)
+
+
+def stage_parts(sizes: Mapping[str, int], homes: Mapping[str, int]) -> dict[int, int]:
+    """The bytes of the globals `sizes` names on each pipeline stage's sockets, each
+    global on its own stage (`global_homes`): the weights one outlined parameter
+    receives from layers on two stages count half on each, not all on one."""
+    parts: dict[int, int] = {}
+    for name, size in sizes.items():
+        stage = homes.get(name, 0)
+        parts[stage] = parts.get(stage, 0) + size
+    return parts
 
 
 def _activation_bytes(module: ModuleOp) -> int:
@@ -134,6 +178,19 @@ def _activation_bytes(module: ModuleOp) -> int:
     return max(
         (peaks[f.sym_name.data] for f in functions(module) if not is_outlined(f)), default=0
     )
+
+
+def stage_activation_bytes(module: ModuleOp) -> list[int]:
+    """Per pipeline stage, the peak of live activations on its sockets' HBM over the
+    module's entry functions (one entry when the program is not pipelined)."""
+    peaks: dict[str, int] = {}
+    for callee in callees_first(module):
+        if is_outlined(callee):
+            peaks[callee.sym_name.data] = peak_activation_bytes(callee, peaks)
+    entries = [f for f in functions(module) if not is_outlined(f)]
+    count = max((stage_count(f) for f in entries), default=1)
+    return [max((peak_activation_bytes(f, peaks, stage if count > 1 else None) for f in entries), default=0)
+            for stage in range(count)]
 
 
 def _weight_parameters(module: ModuleOp) -> dict[tuple[str, int], list[str]]:
@@ -247,31 +304,33 @@ class RduPlaceTiers(RduPass):
         target = module_target(op, self.target)
         globals_ = {g.sym_name.data: g for g in op.ops if isinstance(g, GlobalOp)}
         activations = _activation_bytes(op)
-        hbm_free = target.hbm_bytes - activations
-        stages = global_stages(op)  # pipeline stages: each its own sockets' HBM
-        hbm_by_stage = [0] * (max(stages.values(), default=0) + 1)
+        stages = global_homes(op)  # pipeline stages: each its own sockets' HBM
+        by_stage = stage_activation_bytes(op)
+        count = max(len(by_stage), max(stages.values(), default=0) + 1)
+        hbm_free = [target.hbm_bytes - (by_stage[s] if s < len(by_stage) else 0) for s in range(count)]
+        hbm_by_stage = [0] * count
         ddr_by_stage = list(hbm_by_stage)
         reads = weight_reads(op)
-        groups = [_Group.of(names, globals_, reads, stages.get(names[0], 0))
-                  for names in _groups_by_heat(op, globals_, reads)]
+        groups = [_Group.of(names, globals_, reads, stages) for names in _groups_by_heat(op, globals_, reads)]
         spread = _spread_fractions(groups, hbm_free)
         for index, group in enumerate(groups):
-            room = hbm_free - hbm_by_stage[group.stage]
-            hot_rows = group.rows_in_hbm(room, spread.get(index))
+            hot_rows = group.rows_in_hbm(group.room(hbm_free, hbm_by_stage), spread.get(index))
             for name in group.names:
                 table = globals_[name]
                 table.tier = TierAttr(Tier.HBM if hot_rows is None else Tier.DDR)
                 if hot_rows:
                     set_hbm_rows(table, hot_rows)
                 in_hbm, in_ddr = table.resident_bytes()
-                hbm_by_stage[group.stage] += in_hbm
-                ddr_by_stage[group.stage] += in_ddr
+                hbm_by_stage[stages.get(name, 0)] += in_hbm
+                ddr_by_stage[stages.get(name, 0)] += in_ddr
         record_parameter_tiers(op, globals_)
         hbm_used, ddr_used = sum(hbm_by_stage), sum(ddr_by_stage)
-        if max(ddr_by_stage) > target.ddr_bytes or activations > target.hbm_bytes:
+        if max(ddr_by_stage) > target.ddr_bytes or max(by_stage) > target.hbm_bytes:
+            worst = max(range(len(by_stage)), key=by_stage.__getitem__)
+            where = f" (pipeline stage {worst}'s sockets)" if len(by_stage) > 1 else ""
             raise RduccError(
                 f"the model does not fit {target.name}: {hbm_used + ddr_used} bytes of weights "
-                f"and {activations} bytes of activations, against {target.hbm_bytes} bytes of HBM "
+                f"and {by_stage[worst]} bytes of activations{where}, against {target.hbm_bytes} bytes of HBM "
                 f"and {target.ddr_bytes} bytes of DDR"
             )
         op.attributes[contracts.HBM_WEIGHT_BYTES] = IntegerAttr(hbm_used, i64)
@@ -310,7 +369,8 @@ class _Group:
     names: list[str]
     size: int
     heat: float
-    stage: int
+    parts: dict[int, int]
+    """Its bytes on each pipeline stage's sockets (`stage_parts`)."""
     rows: int
     """Rows (`table_rows`) of each of its globals; 0 when they cannot keep a share of
     their rows in HBM (row counts differ, or a reader reads some rows more than others)."""
@@ -318,13 +378,22 @@ class _Group:
     """`rdu-place-saved` put all of them in DDR."""
 
     @staticmethod
-    def of(names: list[str], globals_: dict[str, GlobalOp], reads: dict[str, InputRead], stage: int) -> _Group:
+    def of(names: list[str], globals_: dict[str, GlobalOp], reads: dict[str, InputRead],
+           stages: dict[str, int]) -> _Group:
         tables = [globals_[n] for n in names]
         counts = {table_rows(t.global_type.get_shape()) for t in tables}
         by_rows = all(reads.get(n, InputRead(0, False)).by_rows for n in names)
         (rows,) = counts if len(counts) == 1 and by_rows else {0}
-        return _Group(names, sum(value_bytes(t.global_type) for t in tables), heat(names, globals_, reads), stage,
-                      rows if rows > 1 else 0, all(t.tier == TierAttr(Tier.DDR) for t in tables))
+        parts = stage_parts({n: value_bytes(t.global_type) for n, t in zip(names, tables)}, stages)
+        return _Group(names, sum(parts.values()), heat(names, globals_, reads), parts, rows if rows > 1 else 0,
+                      all(t.tier == TierAttr(Tier.DDR) for t in tables))
+
+    def room(self, free: list[int], used: list[int]) -> int:
+        """The HBM left for it: as much of it as fits each of its stages' room alike
+        (one outlined parameter's weights, its layers on several stages, keep the
+        same share of rows on every stage); on one stage, that stage's room."""
+        shares = [(free[s] - used[s]) / part for s, part in self.parts.items() if part]
+        return int(self.size * min(shares)) if shares else free[0] - used[0]
 
     def rows_in_hbm(self, room: int, fraction: float | None) -> int | None:
         """None: all in HBM; 0: all in DDR; k > 0: the leading k rows of each in HBM.
@@ -341,37 +410,42 @@ class _Group:
         return None if rows >= self.rows else rows
 
 
-def _spread_fractions(groups: list[_Group], free: int) -> dict[int, float]:
+def _spread_fractions(groups: list[_Group], free: list[int]) -> dict[int, float]:
     """The share of its bytes each group at the margin keeps in HBM (by index in `groups`,
     hottest first): where the groups stop fitting whole, the heat of the first that does
     not is the margin, and every group of that heat whose rows can be split keeps the
     same share, what HBM has left after the hotter ones and the margin's unsplittable
     ones that fit. A kernel reads DDR and HBM at once (its time is its busiest tier's),
     so equally hot weights each part in DDR overlap their DDR reads with their HBM
-    reads; filling HBM with some of them whole and leaving the others in DDR would not."""
+    reads; filling HBM with some of them whole and leaving the others in DDR would not.
+    In a pipelined step each stage's sockets spread their own HBM over the groups'
+    bytes on that stage (`_Group.parts`); a group on several stages keeps the least
+    of its stages' shares (one share of rows for all its weights)."""
     fractions: dict[int, float] = {}
-    for stage in {g.stage for g in groups}:
-        members = [(i, g) for i, g in enumerate(groups) if g.stage == stage and not g.spilled]
+    for stage in {s for g in groups for s in g.parts}:
+        members = [(i, g, g.parts[stage]) for i, g in enumerate(groups) if g.parts.get(stage) and not g.spilled]
         used, margin = 0, None
-        for _, group in members:
-            if used + group.size > free:
+        for _, group, part in members:
+            if used + part > free[stage]:
                 margin = group.heat
                 break
-            used += group.size
+            used += part
         if margin is None:
             continue
-        level = [(i, g) for i, g in members if math.isclose(g.heat, margin) and g.rows]
-        taken = sum(g.size for i, g in members if g.heat > margin and not math.isclose(g.heat, margin))
-        kept = _unsplit_at_margin(members, margin, free - taken)
-        share = (free - taken - kept) / max(sum(g.size for _, g in level), 1)
-        fractions.update((i, share) for i, _ in level)
+        level = [(i, part) for i, g, part in members if math.isclose(g.heat, margin) and g.rows]
+        taken = sum(part for _, g, part in members if g.heat > margin and not math.isclose(g.heat, margin))
+        kept = _unsplit_at_margin(members, margin, free[stage] - taken)
+        share = (free[stage] - taken - kept) / max(sum(part for _, part in level), 1)
+        for i, _ in level:
+            fractions[i] = min(share, fractions.get(i, share))
     return fractions
 
 
-def _unsplit_at_margin(members: list[tuple[int, _Group]], margin: float, room: int) -> int:
-    """Bytes the margin's groups that cannot be split take of `room`, whole, in order."""
+def _unsplit_at_margin(members: list[tuple[int, _Group, int]], margin: float, room: int) -> int:
+    """Bytes (on one stage: each member's part there) the margin's groups that cannot be
+    split take of `room`, whole, in order."""
     kept = 0
-    for _, group in members:
-        if math.isclose(group.heat, margin) and not group.rows and not group.spilled and kept + group.size <= room:
-            kept += group.size
+    for _, group, part in members:
+        if math.isclose(group.heat, margin) and not group.rows and not group.spilled and kept + part <= room:
+            kept += part
     return kept

@@ -233,6 +233,54 @@ def test_adamw_updates_written_over_globals_on_several_sockets(split: dict[str, 
         torch.testing.assert_close(step.parameters()[name], parameter.detach(), rtol=PARAM_RTOL, atol=2e-4)
 
 
+def test_pipelined_step_counts_each_stage_against_its_own_socket(tmp_path: Path) -> None:
+    """At pp=2 each stage's sockets have their own HBM: a step whose weights and
+    activations exceed one socket's 120 kB as a whole, but whose stages each fit
+    theirs, is placed with nothing in DDR (counted as a whole, a gradient and a
+    saved value went there), and trains as eager SGD."""
+    torch.manual_seed(6)
+    model, x = TwoLayers(), torch.randn(64, 64)
+    reference = copy.deepcopy(model)
+    target = tmp_path / "train-pp-120k.toml"
+    target.write_text((INPUTS / "train-pp.toml").read_text().replace("hbm_bytes = 90_000", "hbm_bytes = 120_000"))
+    step = rducc.compile_training(model, (x,), optimizer="sgd", lr=0.1, target=str(target), opt_level=0, pp=2)
+    module = step.module
+    memory = training_memory(module)
+    assert memory["activations.ddr"] == memory["gradients.ddr"] == memory["activations.recompute"] == 0
+    assert list(module.attributes["tier.ddr_weight_bytes_by_stage"].get_values()) == [0, 0]
+    # the premise: with nothing in DDR, the whole step's weights and activations exceed one socket's HBM
+    weights, activations = (module.attributes[f"tier.{n}_bytes"] for n in ("hbm_weight", "activation"))
+    assert weights.value.data + activations.value.data > load_target(str(target)).hbm_bytes
+    _adamw_steps_as_eager(step, reference, x, 2, optimizer=torch.optim.SGD(reference.parameters(), lr=0.1))
+    for name, parameter in reference.named_parameters():
+        torch.testing.assert_close(step.parameters()[name], parameter.detach(), rtol=PARAM_RTOL, atol=1e-6)
+
+
+def test_pipelined_layer_groups_keep_the_planners_weights_in_hbm(tmp_path: Path) -> None:
+    """At pp=2 the outlined layers' weight groups have half their bytes on each stage:
+    with 180 kB a socket the whole step (no optimizer, as the 70B row) exceeds one
+    socket and each stage fits, so rdu-place-saved moves nothing, and rdu-place-tiers
+    (which spread HBM over each group counted whole against one stage's room and sent
+    9.7 kB a stage of weights to DDR) agrees; the loss and gradients are eager's."""
+    torch.manual_seed(7)
+    model, x = GatedStack(2), torch.randn(64, 64)
+    target = tmp_path / "train-pp-180k.toml"
+    target.write_text((INPUTS / "train-pp.toml").read_text().replace("hbm_bytes = 90_000", "hbm_bytes = 180_000"))
+    step = rducc.compile_training(model, (x,), optimizer=None, target=str(target), pp=2)
+    module = step.module
+    memory = training_memory(module)
+    assert memory["activations.ddr"] == memory["gradients.ddr"] == memory["activations.recompute"] == 0
+    assert list(module.attributes["tier.ddr_weight_bytes_by_stage"].get_values()) == [0, 0]
+    weights, activations = (module.attributes[f"tier.{n}_bytes"].value.data for n in ("hbm_weight", "activation"))
+    assert weights + activations > load_target(str(target)).hbm_bytes  # the premise: the whole does not fit
+    loss, *gradients = step.step(x)
+    expected = model(x)
+    expected.backward()
+    torch.testing.assert_close(torch.as_tensor(loss).float(), expected.detach(), rtol=1e-5, atol=1e-7)
+    for got, parameter in zip(gradients, model.parameters(), strict=True):
+        torch.testing.assert_close(torch.as_tensor(got), parameter.grad, rtol=PARAM_RTOL, atol=PARAM_ATOL)
+
+
 def test_outlined_step_spills_only_what_its_callees_hold(monkeypatch: pytest.MonkeyPatch,
                                                          tmp_path: Path) -> None:
     """An outlined step of two gated blocks with 50 kB of HBM and a DDR of 200 GB/s (a DMA
