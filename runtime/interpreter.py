@@ -130,6 +130,7 @@ from rducc.dialects.tier import (
     ViewOp,
     window_strides,
 )
+from rducc.dialects.unchanged import unchanged
 from rducc.errors import RduccError
 from rducc.runtime import kernels
 from rducc.runtime.context import RunContext, RunCounter
@@ -365,7 +366,8 @@ class PlacedProgram(Runner):
             steps = self._prepare_ops(ops)
         finally:
             scope = self._scopes.pop()
-        self._resolve_aliases(scope)
+        with unchanged():  # the verifiers' block-wide answers (`sram_overlaps`) once, not per buffer
+            self._resolve_aliases(scope)
         return steps
 
     def _resolve_aliases(self, scope: _Scope) -> None:
