@@ -30,7 +30,10 @@ KEEP_GLOBALS = """
 from rducc.passes import rdu_place_saved as saved
 sizes = {f"layers.{i}.weight": 4096 for i in range(16)}
 plan = saved._Plan({}, {}, set(sizes))
-saved._keep_globals(plan, sizes, 5 * 4096 + 100, frozenset(), {})
+demand = saved._Demand.__new__(saved._Demand)  # one stage, no activations: the globals alone
+demand.sizes, demand.stage_of, demand.hbm_bytes = sizes, {}, 5 * 4096 + 100
+demand.liveness = type("OneStage", (), {"stages": 1, "peaks": lambda self: [(0, None)]})()
+saved._keep_globals(plan, demand, frozenset(), {})
 print(sorted(set(sizes) - plan.ddr_globals))
 """
 
