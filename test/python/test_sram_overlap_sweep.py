@@ -123,15 +123,21 @@ def test_sweep_names_the_first_overlap_the_walk_names(placed: ModuleOp) -> None:
     assert "allocated after it" in named, named  # (each other kind's text: error_cases' rducc-opt overlap rows)
 
 
-def test_verify_sweeps_each_block_once(placed: ModuleOp, monkeypatch: pytest.MonkeyPatch) -> None:
-    swept: list[Block] = []
+@pytest.fixture
+def swept(monkeypatch: pytest.MonkeyPatch) -> list[Block]:
+    """The blocks `tier.sram_overlaps` sweeps from here on, in order."""
+    blocks: list[Block] = []
     sweep = tier.sram_overlaps
 
     def counted(block: Block) -> dict[AllocOp, str]:
-        swept.append(block)
+        blocks.append(block)
         return sweep(block)
 
     monkeypatch.setattr(tier, "sram_overlaps", counted)
+    return blocks
+
+
+def test_verify_sweeps_each_block_once(placed: ModuleOp, swept: list[Block], monkeypatch: pytest.MonkeyPatch) -> None:
     indexed: list[Operation] = []
     symbols = tier._symbols
 
@@ -150,20 +156,11 @@ def test_verify_sweeps_each_block_once(placed: ModuleOp, monkeypatch: pytest.Mon
     assert len(swept) > len(_blocks(module))
 
 
-def test_preparing_the_step_to_run_sweeps_each_block_at_most_once(placed: ModuleOp,
-                                                                   monkeypatch: pytest.MonkeyPatch) -> None:
+def test_preparing_the_step_to_run_sweeps_each_block_at_most_once(placed: ModuleOp, swept: list[Block]) -> None:
     """The runtime proves each weight DMA's aliasing by its buffers' verifiers (`_sound`): inside
     one `unchanged()` block, one sweep a block (was one a buffer, each asked again per alias: a
     one-layer Llama training test's run took 160 s of its 170)."""
     from rducc.runtime.sockets import placed_runner
 
-    swept: list[Block] = []
-    sweep = tier.sram_overlaps
-
-    def counted(block: Block) -> dict[AllocOp, str]:
-        swept.append(block)
-        return sweep(block)
-
-    monkeypatch.setattr(tier, "sram_overlaps", counted)
     placed_runner(placed.clone())
     assert swept and len(swept) == len(set(swept)), (len(swept), len(set(swept)))
