@@ -42,7 +42,7 @@ a kernel of its own (`split_off_windows`), which `rdu-insert-dma` makes a
 
 from __future__ import annotations
 
-from collections.abc import Callable, Container, Hashable, Sequence
+from collections.abc import Callable, Container, Hashable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
@@ -149,27 +149,35 @@ def _joins_reduce(segment: _Segment, op: ReduceOp) -> bool:
     return segment.has_softmax_after_heavy()  # softmax's sum, masking's any/all
 
 
-def _pull_back(segment: _Segment, later: Sequence[Operation]) -> list[Operation]:
-    """Trailing ops that belong with what follows: used only there, and either
-    independent of this segment (a weight's transpose) or reading a value that
-    the following ops read too (the `x * x` that starts a norm of `x`)."""
-    later_set = set(later)
+def _pull_back(segment: _Segment, position: Mapping[Operation, int], start: int) -> list[Operation]:
+    """Trailing ops that belong with what follows (the run's ops from `start` on, by
+    their `position` in the run): used only there, and either independent of this
+    segment (a weight's transpose) or reading a value that the following ops read
+    too (the `x * x` that starts a norm of `x`). Membership is asked of `position`
+    and sets, so a break costs the ops it looks at, not the rest of the run."""
+    members = set(segment.ops)
+
+    def later(op: Operation) -> bool:
+        return position.get(op, -1) >= start
+
     moved: list[Operation] = []
+    moving: set[Operation] = set()
     for op in reversed(segment.ops):
         if isinstance(op, (*HEAVY_OPS, ReduceOp)):
             break
         results_used_later_only = all(
-            use.operation in later_set or use.operation in moved
+            later(use.operation) or use.operation in moving
             for r in op.results
             for use in r.uses
         )
         shares_input = any(
-            use.operation in later_set for v in op.operands for use in v.uses
+            later(use.operation) for v in op.operands for use in v.uses
         )
-        independent = not any(segment.defines(v) for v in op.operands)
+        independent = not any(v.owner in members for v in op.operands)
         if not (results_used_later_only and (shares_input or independent)):
             break
         moved.insert(0, op)
+        moving.add(op)
     return moved
 
 
@@ -296,7 +304,7 @@ def pattern_segments(ops: Sequence[Operation], target: Target) -> list[list[Oper
         grown = joins and bool(current.ops)  # `fits_with` grew the group followed by `op`
         if not joins and current.ops:
             pulls = isinstance(op, (*HEAVY_OPS, ReduceOp)) and stage_of(op) == stage_of(current.ops[0])
-            moved = _pull_back(current, ops[index:]) if pulls else []
+            moved = _pull_back(current, growing.position, index) if pulls else []
             kept = current.ops[: len(current.ops) - len(moved)]
             if kept:
                 segments.append(kept)
@@ -350,14 +358,17 @@ def merged_segments(segments: list[list[Operation]], target: Target) -> list[lis
     """-O2: merge neighbours of the same layer while the result fits (`segments`: the
     consecutive parts of one run of ops, as `pattern_segments` gives them)."""
     merged: list[list[Operation]] = []
+    merged_key: str | None = None  # the last merged segment's key: it keeps its first part's
     growing = _Growing.over([op for segment in segments for op in segment], target)
     for segment in segments:
+        key = _segment_key(segment)
         same_stage = merged and stage_of(merged[-1][0]) == stage_of(segment[0])
-        if same_stage and _segment_key(merged[-1]) == _segment_key(segment):
+        if same_stage and merged_key == key:
             if growing.fits_with(merged[-1], segment):
-                merged[-1] = merged[-1] + segment
+                merged[-1] += segment
                 continue
         merged.append(list(segment))
+        merged_key = key
         growing.restart(segment)
     return merged
 

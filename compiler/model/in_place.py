@@ -19,9 +19,11 @@ old value has no reader after that op, and
 
 from __future__ import annotations
 
+from collections import Counter
+
 from xdsl.dialects import func
 from xdsl.dialects.builtin import ModuleOp
-from xdsl.ir import Block, Operation, SSAValue
+from xdsl.ir import Block, BlockArgument, Operation, OpResult, SSAValue
 
 from rducc.dialects.contracts import arg_attrs, global_of, result_updates, tile_plan_of
 from rducc.dialects.liveness import positions
@@ -35,13 +37,13 @@ def tiles_over(kernel: KernelOp, old: SSAValue, index: int) -> bool:
     buffer of its input `old`: every tile reads `old` only in the slab of the
     tiled dim it writes (or `old` whole before the loop). Under the recorded
     `rdu.tile_plan`, or, before `rdu-tile`, under every plan it may record."""
-    args = [arg for arg, value in zip(kernel.body.block.args, kernel.inputs) if value == old]
+    args = remembered(("arguments by input", kernel), lambda: _arguments_by_input(kernel)).get(old, [])
     group = remembered(("kernel group", kernel), lambda: kernel_group(kernel))
     if not args:
         return True  # read only by kernels before this one
     if len(args) != 1 or args[0] in remembered(("gathered inputs", kernel), lambda: gathered_inputs(group)):
         return False
-    position = kernel.body.block.args.index(args[0])
+    position = args[0].index
     plan = tile_plan_of(kernel)
     if plan is not None:
         if plan.tiles.data == 1:
@@ -51,6 +53,14 @@ def tiles_over(kernel: KernelOp, old: SSAValue, index: int) -> bool:
     output = group.outputs[index]
     loops = remembered(("candidate loops", kernel), lambda: candidate_loops(group))
     return all(dims.get(args[0], -1) in (-1, dims[output]) for _, dims in loops)
+
+
+def _arguments_by_input(kernel: KernelOp) -> dict[SSAValue, list[BlockArgument]]:
+    """Each input of `kernel` to the body arguments it is passed in, in order."""
+    found: dict[SSAValue, list[BlockArgument]] = {}
+    for arg, value in zip(kernel.body.block.args, kernel.inputs):
+        found.setdefault(value, []).append(arg)
+    return found
 
 
 def overwrites(block: Block, new: SSAValue, old: SSAValue) -> bool:
@@ -63,7 +73,8 @@ def overwrites(block: Block, new: SSAValue, old: SSAValue) -> bool:
     tops = [_top_in(use.operation, block) for use in old.uses]
     if any(top is not None and position[top] > position[producer] for top in tops):
         return False
-    index = next(i for i, result in enumerate(producer.results) if result == new)
+    assert isinstance(new, OpResult)
+    index = new.index
     if isinstance(producer, KernelOp):
         return tiles_over(producer, old, index)
     return _call_overwrites(producer, index, old)
@@ -75,13 +86,22 @@ def _call_overwrites(call: func.CallOp, index: int, old: SSAValue) -> bool:
     module = call.get_toplevel_object()
     if len(passed) != 1 or not isinstance(module, ModuleOp):
         return False
-    callee = next((f for f in module.ops if isinstance(f, func.FuncOp)
-                   and f.sym_name.data == call.callee.string_value()), None)
+    callee = remembered(("functions by name", module), lambda: _functions_by_name(module)).get(
+        call.callee.string_value())
     if callee is None or not isinstance(returned := callee.body.block.last_op, func.ReturnOp):
         return False
     inner = returned.arguments[index]
     return (list(returned.arguments).count(inner) == 1 and inner.type == callee.body.block.args[passed[0]].type
             and overwrites(callee.body.block, inner, callee.body.block.args[passed[0]]))
+
+
+def _functions_by_name(module: ModuleOp) -> dict[str, func.FuncOp]:
+    """The module's functions by name (the first of a name)."""
+    found: dict[str, func.FuncOp] = {}
+    for op in module.ops:
+        if isinstance(op, func.FuncOp):
+            found.setdefault(op.sym_name.data, op)
+    return found
 
 
 def written_in_place(function: func.FuncOp) -> frozenset[SSAValue]:
@@ -100,9 +120,10 @@ def _written_in_place(function: func.FuncOp) -> frozenset[SSAValue]:
     old = {name: arg for arg, attrs in zip(function.args, arg_attrs(function))
            if (name := global_of(attrs)) is not None}
     returned = list(terminator.arguments)
+    times_returned = Counter(returned)
     found = set()
     for value, update in zip(returned, result_updates(function)):
-        if update is None or update.kind != "buffer" or update.name not in old or returned.count(value) != 1:
+        if update is None or update.kind != "buffer" or update.name not in old or times_returned[value] != 1:
             continue
         before = old[update.name]
         if value.type == before.type and overwrites(block, value, before):

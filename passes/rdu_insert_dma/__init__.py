@@ -79,7 +79,7 @@ from rducc.dialects.contracts import (
 )
 from rducc.dialects.liveness import last_read
 from rducc.dialects.program import callees_first, functions, kernel_name
-from rducc.dialects.rdu.dataflow import GatherOp, HostCallOp, KernelOp, ReshapeOp, SliceOp
+from rducc.dialects.rdu.dataflow import GatherOp, HostCallOp, KernelOp, ReshapeOp, SliceOp, YieldOp
 from rducc.dialects.saved import Placement, copy_phase, result_placement
 from rducc.dialects.shapes import value_bytes
 from rducc.dialects.tier import (
@@ -462,15 +462,20 @@ def _view_of(value: SSAValue, kernel: KernelOp) -> tuple[SSAValue, Window | None
     return value, window
 
 
+def takes_windows_only(kernel: KernelOp) -> bool:
+    """Whether every op of the kernel's body is a slice or a reshape; asked op by op
+    up to the first other one (a long fused kernel answers at its first op)."""
+    return all(isinstance(op, SliceOp | ReshapeOp | YieldOp) for op in kernel.body.block.ops)
+
+
 def viewed_input(kernel: KernelOp, index: int) -> SSAValue | None:
     """The kernel input that result `index` is a contiguous window of, when the
     kernel only takes such windows: `lower_views` makes the result a `tier.view`
     of that input's buffer (when it is off chip), so the result lives in the
     input's tier, whatever its own placement says. None otherwise."""
-    group = kernel_group(kernel)
-    if any(not isinstance(op, SliceOp | ReshapeOp) for op in group.ops):
+    if not takes_windows_only(kernel):
         return None
-    found = _view_of(group.outputs[index], kernel)
+    found = _view_of(kernel_group(kernel).outputs[index], kernel)
     if found is None:
         return None
     arg, window = found
@@ -484,9 +489,9 @@ def lower_views(kernel: KernelOp, env: dict[SSAValue, SSAValue], out: _Emitter) 
     """A kernel that only takes contiguous windows of off-chip inputs (a layer's
     `k_cache[i]` of a stacked cache) becomes `tier.view`s: no kernel, no copy; the
     kernels that read the windows DMA just them. Returns whether it did."""
-    yielded = kernel_group(kernel).outputs
-    if any(not isinstance(op, SliceOp | ReshapeOp) for op in kernel_group(kernel).ops):
+    if not takes_windows_only(kernel):
         return False
+    yielded = kernel_group(kernel).outputs
     if any(isinstance(use.operation, func.ReturnOp) for result in kernel.outputs for use in result.uses):
         return False  # a result is a copy, not a view of an input
     views: list[tuple[SSAValue, SSAValue, Window]] = []

@@ -10,7 +10,15 @@ kept here as the reference.
   per buffer), the most bytes live at once by one sweep (not a scan of every
   buffer at every start), a buffer live across a call by bisection;
 - `global_stages` (rdu-place-tiers, the cost model): each op's stage asked
-  once, of a first reader only, not per global operand of every reader."""
+  once, of a first reader only, not per global operand of every reader;
+- rdu-fuse's segments: a merged segment's layer key kept as it grows (not
+  found again over the whole merged run for every neighbour), and the ops
+  pulled back to the next segment asked by position, not of a set of the rest
+  of the run made at every break;
+- rdu-place-saved's questions about kernels (`shared_placements`,
+  `written_in_place`): a kernel that is not only windows is known at its first
+  op (no list of a long fused kernel's body per result), and a kernel's body
+  arguments looked up by input once per kernel, not scanned per global it updates."""
 
 from __future__ import annotations
 
@@ -28,9 +36,11 @@ import rducc.dialects.program as program
 from rducc.diagnostics import LocatedError
 from rducc.dialects.contracts import arg_attrs, global_of, op_stage
 from rducc.dialects.program import entry_function, functions, global_stages
-from rducc.model import mapping
+from rducc.dialects.rdu.dataflow import KernelOp, ReshapeOp, SliceOp
+from rducc.model import in_place, mapping
+from rducc.model.kernel_model import kernel_group
 from rducc.model.mapping import BufferWork, StageWork, _buffer_homes, _touches, body_stages, buffer_works
-from rducc.passes import rdu_fuse, rdu_sram_alloc
+from rducc.passes import rdu_fuse, rdu_insert_dma, rdu_place_saved, rdu_sram_alloc
 from rducc.passes.rdu_sram_alloc import SramBuffer
 from rducc.pipeline import parse_passes, run_passes
 from rducc.targets import Target, load_target
@@ -234,3 +244,92 @@ def test_global_stages_asks_each_first_reader_once(monkeypatch: pytest.MonkeyPat
     monkeypatch.setattr(program, "op_stage", counted)
     assert global_stages(module) == want and list(global_stages(module)) == list(want)
     assert len(asked) == 2 * len(set(asked)) <= 2 * len(want)  # two calls: each first reader once a call
+
+
+# --- rdu-fuse's segments --------------------------------------------------------
+
+def run_ops(path: Path) -> list[Operation]:
+    entry = entry_function(parsed(path))
+    return [op for op in entry.body.block.ops if op is not entry.body.block.last_op]
+
+
+def pulled_back_by_scan(segment: list[Operation], later: list[Operation]) -> list[Operation]:
+    """The plain definition: membership in the rest of the run and in the segment by scan."""
+    moved: list[Operation] = []
+    for op in reversed(segment):
+        if isinstance(op, (*rdu_fuse.HEAVY_OPS, rdu_fuse.ReduceOp)):
+            break
+        used_later_only = all(use.operation in later or use.operation in moved for r in op.results for use in r.uses)
+        shares_input = any(use.operation in later for v in op.operands for use in v.uses)
+        independent = not any(v.owner in segment for v in op.operands)
+        if not (used_later_only and (shares_input or independent)):
+            break
+        moved.insert(0, op)
+    return moved
+
+
+def test_pull_back_by_position_as_the_scan() -> None:
+    """Every window of a training step's ops as the segment, the rest of the run after it."""
+    ops = run_ops(PIPELINED)
+    position = {op: at for at, op in enumerate(ops)}
+    moved = 0
+    for start in range(len(ops)):
+        for stop in range(start + 1, min(len(ops), start + 12) + 1):
+            segment = rdu_fuse._Segment(ops[start:stop])
+            want = pulled_back_by_scan(ops[start:stop], ops[stop:])
+            assert rdu_fuse._pull_back(segment, position, stop) == want
+            moved += bool(want)
+    assert moved > 10  # windows that pull ops back were compared
+
+
+def test_merged_segments_ask_each_op_its_layer_once(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A step of keyless segments merged into few: each op's layer asked once (the
+    scan asked the whole merged run again for every neighbour: 254 for 47 ops)."""
+    ops, target = run_ops(PIPELINED), load_target("sn40l")
+    segments = rdu_fuse.pattern_segments(ops, target)
+    asked: list[Operation] = []
+    layer_of = rdu_fuse.layer_of
+
+    def counted(op: Operation) -> str | None:
+        asked.append(op)
+        return layer_of(op)
+
+    monkeypatch.setattr(rdu_fuse, "layer_of", counted)
+    merged = rdu_fuse.merged_segments(segments, target)
+    assert len(merged) < len(segments)  # neighbours were merged
+    assert len(asked) == len(set(asked)) <= len(ops)
+
+
+# --- rdu-place-saved's questions about kernels ------------------------------------
+
+def fused_kernels() -> tuple[ModuleOp, list[KernelOp]]:
+    """A training step's ops each a kernel (a reshape's too: a kernel of windows only)."""
+    module = parsed(PIPELINED)
+    run_passes(module, parse_passes("rdu-fuse{level=0}"))
+    entry = entry_function(module)
+    return module, [op for op in entry.body.block.ops if isinstance(op, KernelOp)]
+
+
+def test_kernel_questions_as_the_scans(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Each kernel's arguments by input and whether it takes windows only, as the
+    scans find them; `shared_placements` lists no body of a kernel that is not
+    only windows (the scan listed a body per result of every kernel)."""
+    module, kernels = fused_kernels()
+    assert len(kernels) > 1
+    for kernel in kernels:
+        by_input = in_place._arguments_by_input(kernel)
+        for value in kernel.inputs:
+            assert by_input[value] == [a for a, v in zip(kernel.body.block.args, kernel.inputs) if v == value]
+        only_windows = all(isinstance(op, SliceOp | ReshapeOp) for op in kernel_group(kernel).ops)
+        assert rdu_insert_dma.takes_windows_only(kernel) == only_windows
+    listed: list[KernelOp] = []
+
+    def counted(kernel: KernelOp):  # type: ignore[no-untyped-def]
+        listed.append(kernel)
+        return kernel_group(kernel)
+
+    monkeypatch.setattr(rdu_insert_dma, "kernel_group", counted)
+    rdu_place_saved.shared_placements(entry_function(module))
+    windows = [k for k in kernels if rdu_insert_dma.takes_windows_only(k)]
+    assert windows
+    assert len(listed) == sum(len(k.results) for k in windows) < sum(len(k.results) for k in kernels)

@@ -47,6 +47,7 @@ def segments_by_definition(ops: Sequence[Operation], target: Target) -> list[lis
     """The definition: `_fits` asked of the segment with each next op."""
     segments: list[list[Operation]] = []
     current = rdu_fuse._Segment([])
+    position = {op: at for at, op in enumerate(ops)}  # what follows a break: the ops from it on
     for index, op in enumerate(ops):
         joins = True
         if isinstance(op, rdu_fuse.HEAVY_OPS):
@@ -59,7 +60,7 @@ def segments_by_definition(ops: Sequence[Operation], target: Target) -> list[lis
             joins = False
         if not joins and current.ops:
             pulls = isinstance(op, (*rdu_fuse.HEAVY_OPS, rdu_fuse.ReduceOp))
-            moved = rdu_fuse._pull_back(current, ops[index:]) if pulls else []
+            moved = rdu_fuse._pull_back(current, position, index) if pulls else []
             kept = current.ops[: len(current.ops) - len(moved)]
             if kept:
                 segments.append(kept)
