@@ -678,7 +678,7 @@ def specialize_data_sizes(ep: ExportedProgram, capacity_bound: int | None = None
         if node in values:
             node.meta["val"] = r.static(node.meta.get("val"), stand_ins.get(node, values[node]))
     pad_counts(r, original, capacity)
-    _read_sizes(r, original, set(capacity))
+    _read_sizes(r, original, set(capacity).union(*(c.free_symbols for c in capacity)))  # (`u0` of `u0 - 1`)
     for node in list(graph.nodes):
         if node.op != "call_function":
             continue
