@@ -75,6 +75,7 @@ from typing import Any, Protocol
 import sympy
 import torch
 from sympy.printing.str import StrPrinter
+from torch.utils._sympy.value_ranges import ValueRanges, bound_sympy
 
 from rducc.errors import RduccError
 from rducc.frontend.fx_emit import LOCATION_KEYS
@@ -172,6 +173,10 @@ class _Shapes:
     """The padded counts computed from each number read with `.item()` (`x[a.item():b.item()]`: `a`'s and
     `b`'s symbols, each to the slice's count): such a read is no longer the example's value."""
 
+    selected: set[sympy.Expr] = field(default_factory=set)
+    """The padded counts a selection makes (`nonzero`, `masked_select`, `repeat_interleave`, `x[mask]`):
+    never negative, and checked against the capacity by their padding."""
+
     def __post_init__(self) -> None:
         for node, value in self.original.items():
             found = _mask_source(node, self.original) if isinstance(value, torch.Tensor) else None
@@ -179,6 +184,9 @@ class _Shapes:
                 expr = _exprs(value)[found[0]]
                 if isinstance(expr, sympy.Symbol) and expr in self.capacity:
                     self.masks[found[1]] = expr
+                    self.selected.add(expr)
+            if node.target in _SELECTIONS and isinstance(value, torch.Tensor) and _exprs(value)[0] in self.capacity:
+                self.selected.add(_exprs(value)[0])
             for number, count in _counts_read(node, self.original):
                 if count in self.capacity:
                     for symbol in _read_symbols(number, self.original):
@@ -512,9 +520,25 @@ def _condition(node: Node, shapes: _Shapes) -> Any:
     else None."""
     condition = node.args[0] if node.args else None
     value = shapes.original.get(condition) if isinstance(condition, Node) else None
-    if not isinstance(value, torch.SymBool) or not shapes.conditioned(value.node.expr):
+    if not isinstance(value, torch.SymBool) or not shapes.conditioned(value.node.expr) \
+            or _below_recorded_bound(value, shapes):
         return None
     return value.node.expr
+
+
+def _below_recorded_bound(condition: torch.SymBool, shapes: _Shapes) -> bool:
+    """Whether a recorded condition is on selections' counts only and holds for every count from 0 to the
+    bound torch.export recorded for it: torch's range of a count restated where the count is made (`u0 >= 0`,
+    `u0 <= 5` for a mask of 5 elements), or a `torch._check` bounding it from above, which the bound (so the
+    capacity, that the padding checks) already is. Checking it again would be redundant, and wrong where
+    the capacity replaces torch's bound (`masked_select` of an input broadcast against a larger mask: torch
+    bounds the count by the input's elements alone). A least count above 0 stays a condition."""
+    symbols = _free(condition.node.expr)
+    if not symbols or not symbols <= shapes.selected:
+        return False
+    recorded = condition.node.shape_env.var_to_range
+    ranges = {s: ValueRanges(0, recorded[s].upper) for s in symbols}
+    return bound_sympy(condition.node.expr, ranges).lower is sympy.true
 
 
 def _unchecked_condition(node: Node, shapes: _Shapes) -> set[sympy.Expr]:
@@ -1195,8 +1219,10 @@ class _Padder:
 
     def run(self) -> None:
         self.order = {n: i for i, n in enumerate(self.r.graph.nodes)}
-        self.pending = [n for n in self.r.graph.nodes
-                        if n.target is aten._assert_scalar.default and _condition(n, self.shapes) is not None]
+        conditions = {n: _condition(n, self.shapes) for n in self.r.graph.nodes
+                      if n.target is aten._assert_scalar.default}
+        once = {_normal_form(c): n for n, c in reversed(conditions.items()) if c is not None}
+        self.pending = [n for n in conditions if n in once.values()]  # (torch records some twice)
         for node in list(self.r.graph.nodes):
             if node.op != "call_function":
                 continue
@@ -1299,6 +1325,20 @@ class _Padder:
             return arg
 
         node.args, node.kwargs = number(node.args), number(node.kwargs)
+
+
+def _normal_form(condition: Any) -> Any:
+    """A relation between integers as the expression it says is at least 0 (`0 < n` and `n >= 1` alike:
+    `n - 1`), so that a condition torch.export recorded twice, in two forms, is checked once; any other
+    condition as it is."""
+    if not all(getattr(side, "is_integer", False) for side in getattr(condition, "args", ())):
+        return condition
+    forms = {sympy.GreaterThan: (1, 0), sympy.StrictGreaterThan: (1, 1), sympy.LessThan: (-1, 0),
+             sympy.StrictLessThan: (-1, 1)}
+    if type(condition) not in forms:
+        return condition
+    sign, strict = forms[type(condition)]
+    return sympy.expand(sign * (condition.lhs - condition.rhs) - strict)
 
 
 def _origin(number: Node) -> Node:

@@ -324,7 +324,14 @@ def test_heldout_form_matches_eager(name: str, opt_level: int) -> None:
             with pytest.raises(RduccError, match=r"'slice': the start read with \.item\(\) puts the window of 2 "
                                                  "outside the 5 elements along dim 1"):
                 program(torch.tensor(outside), x, m, inputs[0][3])
-    if name == "masked_updates":  # no count compiled for the example: nothing to check at run time
+        # `torch._check(picked.shape[0] > 0)`, recorded as `>= 1` and `0 <` (the counts' upper bounds restated
+        # are the capacity's, `masked_select(x[0], m)`'s short of its broadcast count): one check
+        kept = [op for op in program.module.walk() if isinstance(op, CheckOp) and "does not hold" in str(op)]
+        assert len(kept) == 1, [str(op) for op in kept]
+        with pytest.raises(RduccError, match=r"the condition \w+\.shape\[0\] >= 1 does not hold"):
+            program(off, x, torch.zeros_like(m), inputs[0][3])
+    if name == "masked_updates":  # no count compiled for the example, no condition torch's range of a mask's
+        # count restates (`index.shape[0] <= 5` for a mask of 5): nothing to check at run time
         assert not any(isinstance(op, CheckOp) for op in program.module.walk())
         counts = {int((keep > 0.5).sum()) for _, keep in inputs} | {int((x > 0).sum()) for x, _ in inputs}
         assert len(counts) > 2, "the inputs must select other counts than the example's"
