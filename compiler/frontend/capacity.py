@@ -51,7 +51,10 @@ The conditions torch.export recorded on a padded count or a read it is computed 
 (`_assert_scalar`: a `torch._check(n % 2 == 0)`, or what an op assumed, as narrow's `n <= 5`) no longer
 hold by the example alone: each is checked at run time, one error naming the condition as Python
 writes it (`n.item() % 2 == 0`) and the line that read the count (checked on the read itself, before any
-op uses it, where the condition is on that read alone; else on the program's first output). A condition
+op uses it, where the condition is on that read alone; else on the program's first output), once where
+torch recorded it twice in two forms (`n >= 1`, `0 < n`). A condition on selections' counts that holds from 0
+to torch's recorded bound is that bound restated (`u0 <= 5` for a mask of 5), the capacity's: not checked
+again (torch's bound is short for `masked_select` of an input broadcast against a larger mask). A condition
 rducc cannot compute (one not from reads and sizes of padded results) keeps the exact path. A user's
 capacity below the least count torch.export recorded (`torch._check(n >= 4)`, `capacity=2`) is one
 compile error: no input could run.
