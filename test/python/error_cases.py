@@ -88,7 +88,7 @@ INPUTS: dict[str, tuple[str, str]] = {
     "even_three": ("n_3.npy", "n = 3 (odd)"),
     "even_rows": ("even_rows.npy", "a [6, 2] float32 input"),
     "at_least_two": ("at_least_two.pt2", "y[:n.item()].sum(0) with torch._check(n.item() >= 2) and <= 6"),
-    "complex": ("complex.pt2", "a model taking a complex64 input and computing its arcsine (no pair form)"),
+    "complex": ("complex.pt2", "a model taking a complex64 input and computing its running logsumexp (no pair form)"),
     "sparse_inside": ("sparse_inside.pt2", "a model adding 1 to the dense form of its input's `to_sparse()`"),
     "hash_f64": ("hash_f64.pt2", "a model returning `torch.hash_tensor` of its float64 input"),
     "loss_model": ("loss.pt2", "an MLP whose forward returns its cross-entropy loss (a model to train)"),
@@ -612,7 +612,7 @@ CASES: list[ErrorCase] = [
     ErrorCase("--capacity below the least a torch._check allows", RDUCC, ("{at_least_two}", "--capacity", "1", *OUT),
               "the capacity of 1 is below the 2 rows torch.export requires of the data-dependent count"),
     ErrorCase("complex op without a pair form", RDUCC, ("{complex}", *OUT),
-              "aten.asin.default (on complex values, which rducc computes as pairs of reals; no pair form yet)"),
+              "aten.logcumsumexp.default (on complex values, which rducc computes as pairs of reals; no pair form yet)"),
     ErrorCase("a sparse tensor read inside the program", RDUCC, ("{sparse_inside}", *OUT),
               "aten.to_sparse.default makes a sparse tensor, read by aten.to_dense.default inside the program; rducc "
               "holds tensors dense and signed inside a program and converts a sparse or uint64 result only where "
@@ -1088,7 +1088,7 @@ def _model_files(paths: dict[str, Path]) -> None:
 
     class ComplexScale(nn.Module):
         def forward(self, z):
-            return torch.asin(z) * 2
+            return torch.logcumsumexp(z, 0) * 2
 
     torch.manual_seed(0)
     _export(UsesUnsupportedOps(), (torch.randn(4, 8),), paths["unsupported"])
