@@ -74,7 +74,8 @@ OTHER_GAPS: dict[str, str] = {
     " sidecar (safetensors F8_E4M3/F8_E5M2); the fnuz and e8m0 variants are refused with a clear dtype error",
     "complex dtypes": "computed as pairs of reals (a trailing dim of 2, the view_as_real layout): view_as_real/complex,"
     " polar, torch.complex, complex mul/div/add/sub/abs/angle/conj/exp/exp2/expm1/log/log2/log10/log1p/"
-    "sqrt/rsqrt/tanh/tan/sin/cos/sinh/cosh/sigmoid/reciprocal/pow/where/eq/ne/isfinite/isnan/isinf, mm and"
+    "sqrt/rsqrt/tanh/tan/sin/cos/sinh/cosh/asin/acos/atan/asinh/acosh/atanh/sigmoid/reciprocal/pow/where/eq/ne/"
+    "isfinite/isnan/isinf, mm and"
     " bmm (einsum) as real matmuls, layout ops (pad and flip too; any view"
     " torch's schema marks as one, diagonal and unfold among them, and roll, tril/triu, gather, cumsum act on"
     " each part), sums, means, prod and cumprod (in polar form) and var/std (the real parts'"
@@ -83,7 +84,7 @@ OTHER_GAPS: dict[str, str] = {
     " inside the program (`rducc.Program` and `rducc-run` take and give complex arrays), view_as_real/complex of an"
     " input or output, complex linalg_vector_norm (torch.norm decomposes to it), cat of complex with real or"
     " integer tensors (type promotion), rfft2/stft results returned; refused: complex ops with no pair form"
-    " (the inverse trigonometric and hyperbolic functions, ...), naming the op",
+    " (logcumsumexp, ...), naming the op",
     "custom ops": "a torch.library.custom_op is traced into ATen from its Python implementation; one that cannot"
     " be traced (it reads tensor values, calls numpy) runs on the host (`rdu.host_call` of `#rdu.custom`, its"
     " fake kernel's shapes), once the user names its module (`rducc-run --import-module`, `import_modules=`);"
