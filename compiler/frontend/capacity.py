@@ -540,6 +540,8 @@ def _below_recorded_bound(condition: torch.SymBool, shapes: _Shapes) -> bool:
     if not symbols or not symbols <= shapes.selected:
         return False
     recorded = condition.node.shape_env.var_to_range
+    if not symbols <= set(recorded):
+        return False
     ranges = {s: ValueRanges(0, recorded[s].upper) for s in symbols}
     return bound_sympy(condition.node.expr, ranges).lower is sympy.true
 
