@@ -4870,6 +4870,21 @@ class DynBatchStandardize(nn.Module):
         return centred / (x.std(0, keepdim=True) + 1e-5), centred.pow(2).sum(0) / x.shape[0]
 
 
+@case("complex", [(torch.randn(3, 5, dtype=torch.complex128, generator=_g(21)) * 3,
+                   torch.tensor([2.0, -2.0, 0.5, -0.0, 1.5])),
+                  (torch.randn(3, 5, dtype=torch.complex128, generator=_g(22)) * 0.1,
+                   torch.tensor([3.0, 0.0, -1.0, 0.2, -4.0]))])
+class ComplexInverseOfMixed(nn.Module):
+    """Round general21: the inverse circular and hyperbolic functions of complex128 values, of a real input
+    made complex (on the branch cuts: real values past 1 or -1, a signed zero) and composed (asinh of a
+    rotation, atanh of tanh, atan of a conjugate)."""
+
+    def forward(self, z, r):
+        w = torch.complex(r, torch.zeros_like(r))
+        return (torch.acos(w), torch.asin(w), torch.atanh(w), torch.acosh(w), torch.asinh(z * 1j).sum(0),
+                torch.atanh(torch.tanh(z * 0.3)), torch.atan(z.conj()))
+
+
 # ----------------------------------------------------------------- the sweep
 def _flat(value: Any) -> list:
     return [v for v in torch.utils._pytree.tree_leaves(value)]
