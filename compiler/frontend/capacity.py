@@ -524,12 +524,12 @@ def _condition(node: Node, shapes: _Shapes) -> Any:
     condition = node.args[0] if node.args else None
     value = shapes.original.get(condition) if isinstance(condition, Node) else None
     if not isinstance(value, torch.SymBool) or not shapes.conditioned(value.node.expr) \
-            or _below_recorded_bound(value, shapes):
+            or _holds_up_to_recorded_bound(value, shapes):
         return None
     return value.node.expr
 
 
-def _below_recorded_bound(condition: torch.SymBool, shapes: _Shapes) -> bool:
+def _holds_up_to_recorded_bound(condition: torch.SymBool, shapes: _Shapes) -> bool:
     """Whether a recorded condition is on selections' counts only and holds for every count from 0 to the
     bound torch.export recorded for it: torch's range of a count restated where the count is made (`u0 >= 0`,
     `u0 <= 5` for a mask of 5 elements), or a `torch._check` bounding it from above, which the bound (so the

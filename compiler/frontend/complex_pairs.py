@@ -716,20 +716,17 @@ def _circular(b: _Builder, node: Node, pairs: dict[Node, Node]) -> Node:
     return b.pack(first, second)
 
 
-def _inverse_roots(b: _Builder, real: Node, imag: Node, sign: float) -> tuple[tuple[Node, Node], tuple[Node, Node]]:
-    """sqrt(sign - z) and sqrt(z + 1) (`sign` 1: asin's and acos's roots; -1: acosh's sqrt(z - 1), negated),
-    the roots Kahan's inverse functions are built from (the zero's sign picks each branch cut's side)."""
-    if sign > 0:
-        first = _sqrt_parts(b, b(aten.rsub.Scalar, real, 1.0), b(aten.neg.default, imag))
-    else:
-        first = _sqrt_parts(b, b(aten.sub.Scalar, real, 1.0), imag)
-    return first, _sqrt_parts(b, b(aten.add.Scalar, real, 1.0), imag)
+def _roots_about_one(b: _Builder, real: Node, imag: Node) -> tuple[tuple[Node, Node], tuple[Node, Node]]:
+    """sqrt(1 - z) and sqrt(1 + z), the roots Kahan's asin and acos are built from (the zero's sign, kept
+    by `neg`, picks each branch cut's side)."""
+    return (_sqrt_parts(b, b(aten.rsub.Scalar, real, 1.0), b(aten.neg.default, imag)),
+            _sqrt_parts(b, b(aten.add.Scalar, real, 1.0), imag))
 
 
 def _asin_parts(b: _Builder, real: Node, imag: Node) -> tuple[Node, Node]:
     """asin z with s = sqrt(1 - z), t = sqrt(1 + z): atan2(a, Re(s t)) + i asinh(Im(conj(s) t)), free of
     cancellation (W. Kahan, "Branch cuts for complex elementary functions", 1987)."""
-    (sr, si), (tr, ti) = _inverse_roots(b, real, imag, 1.0)
+    (sr, si), (tr, ti) = _roots_about_one(b, real, imag)
     product = b(aten.sub.Tensor, b(aten.mul.Tensor, sr, tr), b(aten.mul.Tensor, si, ti))
     across = b(aten.sub.Tensor, b(aten.mul.Tensor, sr, ti), b(aten.mul.Tensor, si, tr))
     return b(aten.atan2.default, real, product), b(aten.asinh.default, across)
@@ -757,14 +754,15 @@ def _rotated(parts: Callable[[_Builder, Node, Node], tuple[Node, Node]]) -> Call
 
 def _acos_parts(b: _Builder, real: Node, imag: Node) -> tuple[Node, Node]:
     """acos z = 2 atan2(Re s, Re t) + i asinh(Im(conj(t) s)), s = sqrt(1 - z), t = sqrt(1 + z) (Kahan)."""
-    (sr, si), (tr, ti) = _inverse_roots(b, real, imag, 1.0)
+    (sr, si), (tr, ti) = _roots_about_one(b, real, imag)
     across = b(aten.sub.Tensor, b(aten.mul.Tensor, tr, si), b(aten.mul.Tensor, ti, sr))
     return b(aten.mul.Scalar, b(aten.atan2.default, sr, tr), 2.0), b(aten.asinh.default, across)
 
 
 def _acosh_parts(b: _Builder, real: Node, imag: Node) -> tuple[Node, Node]:
     """acosh z = asinh(Re(conj(s) t)) + 2i atan2(Im s, Re t), s = sqrt(z - 1), t = sqrt(z + 1) (Kahan)."""
-    (sr, si), (tr, ti) = _inverse_roots(b, real, imag, -1.0)
+    sr, si = _sqrt_parts(b, b(aten.sub.Scalar, real, 1.0), imag)
+    tr, ti = _sqrt_parts(b, b(aten.add.Scalar, real, 1.0), imag)
     product = b(aten.add.Tensor, b(aten.mul.Tensor, sr, tr), b(aten.mul.Tensor, si, ti))
     return b(aten.asinh.default, product), b(aten.mul.Scalar, b(aten.atan2.default, si, tr), 2.0)
 
