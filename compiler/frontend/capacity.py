@@ -5,8 +5,10 @@ Token routing splits tokens by per-expert counts the data decides:
 `torch.where(choice == e)` (a `nonzero`), `x[choice == e]` (a boolean
 mask; `h[attention_mask.bool()]` one of two dims), `x.masked_select(mask)`,
 `rows.repeat_interleave(counts, dim=0)`, `tokens.split(counts.tolist())` (a `split_with_sizes` of sizes read
-with `.item()`); a slice to an end read with `.item()` (`x[:n.item()]`, from a static start) and
-`torch.topk(x, k.item())` make such counts too. torch.export records each
+with `.item()`); a slice whose bounds are computed from `.item()` reads (`x[:n]`, `x[1:n]`, `x[a:b]`,
+`narrow(x, 0, 1, n)`), `torch.topk(x, k.item())` and a split whose sizes are so computed (`[n, 6 - n]`)
+make such counts too: any size that is an affine function of one such count (`u0 - 1`), or one clamped
+by `Min`/`Max` as slicing clamps (`Min(6, u0)`), is a count of its own. torch.export records each
 count as an unbacked symbol with the bound it proved (`u0 <= tokens`: every
 token to one expert; `repeat_interleave`'s total has none unless the model
 bounds it with `torch._check`). Where every op that touches such a count is one this
@@ -21,7 +23,8 @@ the user's smaller `capacity`; the user's alone where none is recorded) instead 
   `repeat_interleave(repeats)`'s position j is the number of running sums at or
   below j, the pad (past the total) clamped to the last index,
   a split's piece `i` is the rows `offset_i + arange(capacity)` (clamped into
-  range); a slice to a read end is the static slice of capacity rows from its start, `topk` the
+  range); a slice is capacity rows from its start (a static slice, or gathered at a start read at run
+  time, clamped into range), `topk` the
   capacity largest (their first k are eager's, in order), their count computed from the read
   tensor (the end as Python's slicing takes it) and checked between torch's recorded bounds;
   the count itself is a tensor of the program (`mask.sum()`, the tensor
@@ -44,6 +47,18 @@ the user's smaller `capacity`; the user's alone where none is recorded) instead 
   size on the example (its total checked at run time: a split's pieces
   always sum to their input).
 
+The conditions torch.export recorded on a padded count or a read it is computed from
+(`_assert_scalar`: a `torch._check(n % 2 == 0)`, or what an op assumed, as narrow's `n <= 5`) no longer
+hold by the example alone: each is checked at run time, one error naming the condition as Python
+writes it (`n.item() % 2 == 0`) and the line that read the count (checked on the read itself, before any
+op uses it, where the condition is on that read alone; else on the program's first output), once where
+torch recorded it twice in two forms (`n >= 1`, `0 < n`). A condition on selections' counts that holds from 0
+to torch's recorded bound is that bound restated (`u0 <= 5` for a mask of 5), the capacity's: not checked
+again (torch's bound is short for `masked_select` of an input broadcast against a larger mask). A condition
+rducc cannot compute (one not from reads and sizes of padded results) keeps the exact path. A user's
+capacity below the least count torch.export recorded (`torch._check(n >= 4)`, `capacity=2`) is one
+compile error: no input could run.
+
 A size of a padded result used as a number (`w.shape[0]` or `rows.numel()`
 returned, in Python arithmetic, or taken by an op as a Scalar or Tensor value)
 is the count read at run time (`_local_scalar_dense` of the count tensor, times
@@ -62,6 +77,12 @@ from typing import Any, Protocol
 
 import sympy
 import torch
+from sympy.printing.str import StrPrinter
+from torch.utils._sympy.value_ranges import ValueRanges, bound_sympy
+
+from rducc.errors import RduccError
+from rducc.frontend.fx_emit import LOCATION_KEYS
+from rducc.frontend.locations import describe_location
 
 aten = torch.ops.aten
 Node = torch.fx.Node
@@ -69,7 +90,8 @@ Node = torch.fx.Node
 _READS = (aten._local_scalar_dense.default, aten.item.default)
 _SCATTERS = (aten.scatter.src, aten.scatter.value, aten.scatter_add.default, aten.scatter_reduce.two)
 _SCALAR_NODES = (aten.sym_size.int, aten._assert_scalar.default, aten.sym_constrain_range_for_size.default,
-                 aten.sym_constrain_range.default, aten._assert_tensor_metadata.default, *_READS)
+                 aten.sym_constrain_range.default, aten._assert_tensor_metadata.default, *_READS,
+                 aten.sym_storage_offset.default)  # (torch's record of a slice's offset, for its asserts)
 
 
 class Emitter(Protocol):
@@ -114,7 +136,30 @@ def _tensors(value: Any) -> list[torch.Tensor]:
 
 
 def _free(expr: Any) -> set[sympy.Symbol]:
-    return set(expr.free_symbols) if isinstance(expr, sympy.Expr) else set()
+    return set(expr.free_symbols) if isinstance(expr, sympy.Basic) else set()
+
+
+def _is_count(expr: Any, capacity: dict[sympy.Expr, int]) -> bool:
+    """Whether a dim's expression is one padded count (a key of `capacity`)."""
+    return isinstance(expr, sympy.Expr) and not expr.is_number and expr in capacity
+
+
+def _affine(expr: Any) -> bool:
+    """Whether `expr` is a count of one unbacked symbol rducc can pad: an affine function `a * u + b`
+    (integers), or one clamped by `Min`/`Max` with numbers as Python's slicing clamps (`x[1:n.item()]`
+    is `u0 - 1` rows once `n` is checked, `Min(6, u0)` without a bound)."""
+    return isinstance(expr, sympy.Expr) and len(expr.free_symbols) == 1 and _piecewise_linear(expr)
+
+
+def _piecewise_linear(expr: Any) -> bool:
+    if expr.is_Integer or expr.is_Symbol:
+        return True
+    if isinstance(expr, sympy.Add) or type(expr).__name__ in ("Min", "Max"):  # (torch's own Min/Max too)
+        return all(_piecewise_linear(a) for a in expr.args)
+    if isinstance(expr, sympy.Mul):
+        others = [a for a in expr.args if not a.is_Integer]
+        return len(others) == 1 and _piecewise_linear(others[0])
+    return False
 
 
 @dataclass
@@ -122,10 +167,18 @@ class _Shapes:
     """Which dims of the traced values are padded counts, for one candidate set."""
 
     original: dict[Node, Any]
-    capacity: dict[sympy.Symbol, int]
+    capacity: dict[sympy.Expr, int]
     compacted: set[Any] = field(default_factory=set)
-    masks: dict[Node, sympy.Symbol] = field(default_factory=dict)
+    masks: dict[Node, sympy.Expr] = field(default_factory=dict)
     """The padded boolean masks (`x[mask]`), by the mask node: their count."""
+
+    fed: dict[sympy.Symbol, set[sympy.Expr]] = field(default_factory=dict)
+    """The padded counts computed from each number read with `.item()` (`x[a.item():b.item()]`: `a`'s and
+    `b`'s symbols, each to the slice's count): such a read is no longer the example's value."""
+
+    selected: set[sympy.Expr] = field(default_factory=set)
+    """The padded counts a selection makes (`nonzero`, `masked_select`, `repeat_interleave`, `x[mask]`):
+    never negative, and checked against the capacity by their padding."""
 
     def __post_init__(self) -> None:
         for node, value in self.original.items():
@@ -134,25 +187,41 @@ class _Shapes:
                 expr = _exprs(value)[found[0]]
                 if isinstance(expr, sympy.Symbol) and expr in self.capacity:
                     self.masks[found[1]] = expr
+                    self.selected.add(expr)
+            if node.target in _SELECTIONS and isinstance(value, torch.Tensor) and _exprs(value)[0] in self.capacity:
+                self.selected.add(_exprs(value)[0])
+            for number, count in _counts_read(node, self.original):
+                if count in self.capacity:
+                    for symbol in _read_symbols(number, self.original):
+                        self.fed.setdefault(symbol, set()).add(count)
 
-    def padded(self, node: Any) -> dict[int, sympy.Symbol]:
+    def conditioned(self, expr: Any) -> set[sympy.Expr]:
+        """The padded counts a condition on `expr` is about: those whose symbols it involves, and those
+        computed from the reads it involves."""
+        return self.keys_of(expr).union(*(self.fed.get(s, set()) for s in _free(expr)))
+
+    def padded(self, node: Any) -> dict[int, sympy.Expr]:
         """`node`'s dims that are exactly one padded count (a tensor node; else none)."""
         value = self.original.get(node) if isinstance(node, Node) else None
         if not isinstance(value, torch.Tensor):
             return {}
-        return {d: e for d, e in enumerate(_exprs(value)) if isinstance(e, sympy.Symbol) and e in self.capacity}
+        return {d: e for d, e in enumerate(_exprs(value)) if _is_count(e, self.capacity)}
 
-    def exact(self, value: Any) -> set[sympy.Symbol]:
-        return {e for t in _tensors(value) for e in _exprs(t)
-                if isinstance(e, sympy.Symbol) and e in self.capacity}
+    def exact(self, value: Any) -> set[sympy.Expr]:
+        return {e for t in _tensors(value) for e in _exprs(t) if _is_count(e, self.capacity)}
 
-    def mixed(self, value: Any) -> set[sympy.Symbol]:
+    def keys_of(self, expr: Any) -> set[sympy.Expr]:
+        """The padded counts whose symbols `expr` involves."""
+        symbols = _free(expr)
+        return {k for k in self.capacity if _free(k) & symbols} if symbols else set()
+
+    def mixed(self, value: Any) -> set[sympy.Expr]:
         """Padded counts inside dims of another expression (not compacted by a cat)."""
-        found: set[sympy.Symbol] = set()
+        found: set[sympy.Expr] = set()
         for t in _tensors(value):
             for e in _exprs(t):
-                if not isinstance(e, sympy.Symbol) and e not in self.compacted:
-                    found |= _free(e) & set(self.capacity)
+                if not _is_count(e, self.capacity) and e not in self.compacted:
+                    found |= self.keys_of(e)
         return found
 
 
@@ -189,27 +258,50 @@ def _dim_arguments(node: Node) -> list[int]:
 # --------------------------------------------------------------------------
 
 
-def _split_counts(node: Node, original: dict[Node, Any]) -> list[sympy.Symbol] | None:
-    """A split's sizes as counts read with `.item()` from 0-d tensors (None otherwise), of a static length
-    or of the length those counts sum to (the same counts splitting again: JetMoE's two expert linears)."""
-    if node.target is not aten.split_with_sizes.default:
+def _split_sizes(node: Node, original: dict[Node, Any]) -> list[Any] | None:
+    """A split's sizes, each an int or the affine count (`_affine`) of a number computed from
+    `.item()` reads (`_read_number`); None for any other split, or one of static sizes only."""
+    if node.target is not aten.split_with_sizes.default or not isinstance(node.args[1], list | tuple):
         return None
-    sizes = node.args[1]
+    sizes: list[Any] = []
+    for size in node.args[1]:
+        value = original.get(size) if isinstance(size, Node) else size
+        if isinstance(value, int):
+            sizes.append(value)
+        elif isinstance(value, torch.SymInt) and _read_number(size) and _affine(value.node.expr):
+            sizes.append(value.node.expr)
+        else:
+            return None
+    return sizes if any(not isinstance(size, int) for size in sizes) else None
+
+
+def _split_counts(node: Node, original: dict[Node, Any]) -> list[sympy.Expr] | None:
+    """A split's counts (its sizes that are not static: `_split_sizes`), of a static length or of the
+    length its sizes sum to (the same counts splitting again: JetMoE's two expert linears); None otherwise."""
+    sizes = _split_sizes(node, original)
+    if sizes is None:
+        return None
     dim = node.args[2] if len(node.args) > 2 else node.kwargs.get("dim", 0)
     source = original.get(node.args[0])  # type: ignore[arg-type]
-    if not isinstance(sizes, list | tuple) or not isinstance(source, torch.Tensor) or not isinstance(dim, int):
+    if not isinstance(source, torch.Tensor) or not isinstance(dim, int):
         return None
-    symbols = []
-    for size in sizes:
-        value = original.get(size) if isinstance(size, Node) else None
-        if not (isinstance(size, Node) and size.target in _READS and isinstance(value, torch.SymInt)
-                and isinstance(value.node.expr, sympy.Symbol)):
-            return None
-        symbols.append(value.node.expr)
+    counts = [size for size in sizes if not isinstance(size, int)]
     length = source.shape[dim]
-    if isinstance(length, torch.SymInt) and sympy.expand(length.node.expr - sum(symbols)) == 0:
-        return symbols  # split again by the counts that made it (a cat of the first split's pieces, compacted)
-    return symbols if isinstance(length, int) else None
+    if isinstance(length, torch.SymInt) and sympy.expand(length.node.expr - sum(sizes)) == 0:
+        return counts  # split again by the counts that made it (a cat of the first split's pieces, compacted)
+    return counts if isinstance(length, int) else None
+
+
+def _read_number(node: Any) -> bool:
+    """A Python integer computed only from `.item()` reads and constants by Python's operators
+    (`n.item()`, `1 + n.item()`, `6 - n.item()`): a number the program computes from its inputs."""
+    if not isinstance(node, Node):
+        return isinstance(node, int)
+    if node.target in _READS:
+        return isinstance(node.meta.get("val"), torch.SymInt | int) and isinstance(node.args[0], Node)
+    if node.op != "call_function" or isinstance(node.target, torch._ops.OpOverload) or node.target is operator.getitem:
+        return False
+    return all(_read_number(a) for a in (*node.args, *node.kwargs.values()))
 
 
 def _read_tensor(size: Any) -> Node | None:
@@ -219,32 +311,54 @@ def _read_tensor(size: Any) -> Node | None:
     return None
 
 
-def _static_start(start: Any) -> int | None:
-    return 0 if start is None else start if isinstance(start, int) and start >= 0 else None
+def _static_bound(bound: Any, length: int, default: int) -> int | None:
+    """A slice's static start or end as Python's slicing takes it (negative from the end, clamped into
+    the input); None for a bound the data decides."""
+    if bound is None:
+        return default
+    return min(max(bound + length if bound < 0 else bound, 0), length) if isinstance(bound, int) else None
 
 
-def _read_bounded(node: Node, original: dict[Node, Any]) -> tuple[int, sympy.Symbol, int] | None:
-    """A slice or topk whose result size along one dim is a count read with `.item()`: `x[:n]`
-    (a slice from a static start to an end so read, step 1) or a sorted `topk(x, k)`. Returns (the dim,
-    the count's symbol, the most it can be: the rows from the start to the end of the input)."""
+def _slice_bounds(node: Node, original: dict[Node, Any]) -> tuple[Any, Any] | None:
+    """A slice's (start, end), step 1, when one or both are numbers computed from `.item()` reads
+    (`_read_number`) and the other static; None otherwise."""
+    if node.target is not aten.slice.Tensor or len(node.args) < 3:
+        return None
+    start = node.args[2]
+    end = node.args[3] if len(node.args) > 3 else None
+    step = node.args[4] if len(node.args) > 4 else 1
+    bounds = [b for b in (start, end) if b is not None]
+    if step != 1 or not all(_read_number(b) for b in bounds) or not any(isinstance(b, Node) for b in bounds):
+        return None
+    return start, end
+
+
+def _read_bounded(node: Node, original: dict[Node, Any]) -> tuple[int, sympy.Expr, int] | None:
+    """A slice or topk whose result size along one dim is an affine count (`_affine`) of numbers read
+    with `.item()`: `x[a:b]` (step 1, either bound or both computed from reads: `x[1:n]`, `narrow(x, 0,
+    1, n)`) or a sorted `topk(x, k)`. Returns (the dim, the count, the most it can be: the rows from a
+    static start to the end of the input, or all of them)."""
     value = original.get(node)
-    if node.target is aten.slice.Tensor and isinstance(value, torch.Tensor) and len(node.args) >= 4:
-        source, dim, start, end = node.args[:4]
-        step = node.args[4] if len(node.args) > 4 else 1
-        if step != 1 or _static_start(start) is None or _read_tensor(end) is None:
-            return None
-        limit = original[source].shape[dim] - _static_start(start) if isinstance(source, Node) else None
-    elif node.target is aten.topk.default and isinstance(value, tuple) and _read_tensor(node.args[1]) is not None \
+    source = node.args[0] if node.args else None
+    if not isinstance(source, Node) or not isinstance(original.get(source), torch.Tensor):
+        return None
+    if _slice_bounds(node, original) is not None and isinstance(value, torch.Tensor):
+        dim, (start, _) = node.args[1], _slice_bounds(node, original)  # type: ignore[misc]
+        length = original[source].shape[dim] if isinstance(dim, int) else None
+        first = _static_bound(start, length, 0) if isinstance(length, int) else None
+        limit = length - (first or 0) if isinstance(length, int) else None
+    elif node.target is aten.topk.default and isinstance(value, tuple) and isinstance(node.args[1], Node) \
+            and _read_number(node.args[1]) \
             and (node.args[4] if len(node.args) > 4 else node.kwargs.get("sorted", True)):  # (unsorted: any k)
-        source, dim = node.args[0], node.args[2] if len(node.args) > 2 else node.kwargs.get("dim", -1)
-        limit = original[source].shape[dim] if isinstance(source, Node) else None
+        dim = node.args[2] if len(node.args) > 2 else node.kwargs.get("dim", -1)
+        limit = original[source].shape[dim] if isinstance(dim, int) else None
         value = value[0]
     else:
         return None
     if not isinstance(dim, int) or not isinstance(limit, int) or limit < 1:
         return None
-    symbol = _exprs(value)[dim]
-    return (dim % value.dim(), symbol, limit) if isinstance(symbol, sympy.Symbol) else None
+    count = _exprs(value)[dim]
+    return (dim % value.dim(), count, limit) if _affine(count) else None
 
 
 def _mask_source(node: Node, original: dict[Node, Any]) -> tuple[int, Node] | None:
@@ -262,7 +376,7 @@ def _mask_source(node: Node, original: dict[Node, Any]) -> tuple[int, Node] | No
     return present[0][0], present[0][1]
 
 
-def _mask_puts(node: Node, original: dict[Node, Any], masks: dict[Node, sympy.Symbol]) -> sympy.Symbol | None:
+def _mask_puts(node: Node, original: dict[Node, Any], masks: dict[Node, sympy.Expr]) -> sympy.Expr | None:
     """The padded count of the mask an index_put writes through (a mask some `x[mask]` padded)."""
     if node.target is not aten.index_put.default:
         return None
@@ -271,11 +385,11 @@ def _mask_puts(node: Node, original: dict[Node, Any], masks: dict[Node, sympy.Sy
 
 
 def _candidates(graph: torch.fx.Graph, original: dict[Node, Any],
-                user_capacity: int | None) -> tuple[dict[sympy.Symbol, int], dict[sympy.Symbol, frozenset]]:
+                user_capacity: int | None) -> tuple[dict[sympy.Expr, int], dict[sympy.Expr, frozenset]]:
     """Counts made by `nonzero` or read for a split, with their capacities and groups
     (a split's counts are padded together or not at all)."""
-    capacity: dict[sympy.Symbol, int] = {}
-    groups: dict[sympy.Symbol, frozenset] = {}
+    capacity: dict[sympy.Expr, int] = {}
+    groups: dict[sympy.Expr, frozenset] = {}
     for node in graph.nodes:
         value = original.get(node)
         if node.target in _SELECTIONS and isinstance(value, torch.Tensor):
@@ -290,20 +404,44 @@ def _candidates(graph: torch.fx.Graph, original: dict[Node, Any],
             symbols = [symbol]
         else:
             symbols = _split_counts(node, original) or []
-        bounds = [_recorded_bound(value if node.target is not aten.split_with_sizes.default
-                                  else original[node.args[0]], s) for s in symbols]
+        if node.target is aten.split_with_sizes.default:
+            value = original[node.args[0]]
+        bounds = [_recorded_bound(value, s) for s in symbols]
         if node.target is aten.masked_select.default:
             bounds = [_broadcast_count(node, original)] * len(symbols)
         if _read_bounded(node, original) is not None:  # (torch records no bound for an unchecked `.item()`)
             bounds = [min(_recorded_bound(_first_tensor(value), s) or limit, limit) for s in symbols]
+        length = _split_length(node, original)
+        if length is not None:  # (a piece holds at most the whole input)
+            bounds = [min(b or length, length) for b in bounds]
         known = [min(b, user_capacity) if b and user_capacity else b or user_capacity for b in bounds]
         if not symbols or any(k is None for k in known):
             continue  # (no bound recorded, as for `repeat_interleave`'s total, and no capacity given)
         for symbol, bound in zip(symbols, known):
             assert bound is not None
-            capacity[symbol] = bound
-            groups[symbol] = frozenset(symbols)
+            _refuse_below_lower(node, _recorded_lower(_first_tensor(value), symbol), bound, user_capacity)
+            capacity[symbol] = min(bound, capacity.get(symbol, bound))
+            groups[symbol] = groups.get(symbol, frozenset()) | frozenset(symbols)
     return capacity, groups
+
+
+def _split_length(node: Node, original: dict[Node, Any]) -> int | None:
+    """A split's static length along its dim (None for another op, or a length the data decides)."""
+    if node.target is not aten.split_with_sizes.default:
+        return None
+    dim = node.args[2] if len(node.args) > 2 else node.kwargs.get("dim", 0)
+    length = original[node.args[0]].shape[dim]  # type: ignore[index]
+    return length if isinstance(length, int) else None
+
+
+def _refuse_below_lower(node: Node, lower: int, bound: int, user_capacity: int | None) -> None:
+    """A user's capacity below the least a count can be (a `torch._check(n >= 4)` on it): no input could
+    run, one compile error."""
+    if user_capacity is not None and lower > bound:
+        raise RduccError(
+            f"{describe_location(node)}: the capacity of {user_capacity} is below the {lower} rows torch.export "
+            f"requires of the data-dependent count of '{node.name}' (a torch._check on it): no input could run; "
+            f"compile with a capacity of at least {lower}")
 
 
 def _broadcast_count(node: Node, original: dict[Node, Any]) -> int | None:
@@ -322,14 +460,14 @@ def _first_tensor(value: Any) -> Any:
     return value[0] if isinstance(value, tuple) and value else value
 
 
-def _recorded_lower(value: Any, symbol: sympy.Symbol) -> int:
+def _recorded_lower(value: Any, symbol: sympy.Expr) -> int:
     """The lower bound torch.export proved for `symbol` (a `torch._check(n >= 2)`), at least 0."""
     shape_env = getattr(getattr(value, "fake_mode", None), "shape_env", None)
     lower = shape_env.bound_sympy(symbol).lower if shape_env is not None else 0
     return max(int(lower), 0) if isinstance(lower, sympy.Integer) else 0
 
 
-def _recorded_bound(value: Any, symbol: sympy.Symbol) -> int | None:
+def _recorded_bound(value: Any, symbol: sympy.Expr) -> int | None:
     """The upper bound torch.export proved for `symbol` (every token to one expert)."""
     shape_env = getattr(getattr(value, "fake_mode", None), "shape_env", None)
     if shape_env is None:
@@ -338,20 +476,22 @@ def _recorded_bound(value: Any, symbol: sympy.Symbol) -> int | None:
     return int(upper) if isinstance(upper, sympy.Integer) and int(upper) > 0 else None  # (not torch's int_oo)
 
 
-def _node_failures(node: Node, shapes: _Shapes) -> set[sympy.Symbol]:
+def _node_failures(node: Node, shapes: _Shapes) -> set[sympy.Expr]:
     """The padded counts `node` cannot take padded (empty when it takes them all)."""
     if node.op == "output":  # a padded tensor returned keeps the exact path; a count returned is read
         returned = {s for a in _arg_nodes(node) if isinstance(shapes.original.get(a), torch.SymInt)
-                    and not _counted_number(a, shapes) for s in _free(shapes.original[a].node.expr)}
+                    and not _counted_number(a, shapes) for s in shapes.keys_of(shapes.original[a].node.expr)}
         return shapes.exact(shapes.original.get(node)) | (returned & set(shapes.capacity)) | {
             s for a in _arg_nodes(node) for s in shapes.exact(shapes.original.get(a))}
+    if node.target is aten._assert_scalar.default:
+        return _unchecked_condition(node, shapes)
     if node.op != "call_function" or node.target in _SCALAR_NODES or node.target is operator.getitem:
         return set()
     if not isinstance(node.target, torch._ops.OpOverload):
         return set()  # Python arithmetic on numbers (sizes): the asserts' and the exact path's
     inputs = set().union(*(set(shapes.padded(a).values()) for a in _arg_nodes(node)))
     outputs = shapes.exact(shapes.original.get(node))
-    numbers = set().union(*(_free(shapes.original[a].node.expr) for a in _arg_nodes(node)
+    numbers = set().union(*(shapes.keys_of(shapes.original[a].node.expr) for a in _arg_nodes(node)
                             if isinstance(shapes.original.get(a), torch.SymInt)
                             and shapes.original[a].node.expr not in shapes.compacted
                             and not (_takes_as_value(node, a) and _counted_number(a, shapes))))
@@ -377,21 +517,81 @@ def _node_failures(node: Node, shapes: _Shapes) -> set[sympy.Symbol]:
     return set() if _row_wise(node, shapes, inputs, outputs, numbers) else involved
 
 
+def _condition(node: Node, shapes: _Shapes) -> Any:
+    """An `_assert_scalar`'s condition (torch.export's record of a `torch._check`, or of what an op
+    assumed) as a sympy expression, when it involves a padded count or a read one is computed from;
+    else None."""
+    condition = node.args[0] if node.args else None
+    value = shapes.original.get(condition) if isinstance(condition, Node) else None
+    if not isinstance(value, torch.SymBool) or not shapes.conditioned(value.node.expr) \
+            or _holds_up_to_recorded_bound(value, shapes):
+        return None
+    return value.node.expr
+
+
+def _holds_up_to_recorded_bound(condition: torch.SymBool, shapes: _Shapes) -> bool:
+    """Whether a recorded condition is on selections' counts only and holds for every count from 0 to the
+    bound torch.export recorded for it: torch's range of a count restated where the count is made (`u0 >= 0`,
+    `u0 <= 5` for a mask of 5 elements), or a `torch._check` bounding it from above, which the bound (so the
+    capacity, that the padding checks) already is. Checking it again would be redundant, and wrong where
+    the capacity replaces torch's bound (`masked_select` of an input broadcast against a larger mask: torch
+    bounds the count by the input's elements alone). A least count above 0 stays a condition."""
+    symbols = _free(condition.node.expr)
+    if not symbols or not symbols <= shapes.selected:
+        return False
+    recorded = condition.node.shape_env.var_to_range
+    if not symbols <= set(recorded):
+        return False
+    ranges = {s: ValueRanges(0, recorded[s].upper) for s in symbols}
+    return bound_sympy(condition.node.expr, ranges).lower is sympy.true
+
+
+def _unchecked_condition(node: Node, shapes: _Shapes) -> set[sympy.Expr]:
+    """The padded counts of a condition torch.export recorded on them that rducc cannot check at run
+    time (one not computed from `.item()` reads and sizes of padded results): those keep the exact path."""
+    condition = _condition(node, shapes)
+    if condition is None or _counted_number(node.args[0], shapes):  # type: ignore[arg-type]
+        return set()
+    return shapes.conditioned(condition)
+
+
+def _counts_read(node: Node, original: dict[Node, Any]) -> list[tuple[Any, sympy.Expr]]:
+    """The numbers a padded source computes its counts from (a slice's bounds, topk's k, a split's
+    sizes), each with the count: [(number node, count)]."""
+    found = _read_bounded(node, original)
+    if found is not None:
+        numbers = list(_slice_bounds(node, original) or ()) if node.target is aten.slice.Tensor else [node.args[1]]
+        return [(n, found[1]) for n in numbers if isinstance(n, Node)]
+    sizes = _split_sizes(node, original)
+    if sizes is None:
+        return []
+    return [(n, size) for n, size in zip(node.args[1], sizes) if isinstance(n, Node)]  # type: ignore[arg-type]
+
+
+def _read_symbols(number: Node, original: dict[Node, Any]) -> set[sympy.Symbol]:
+    """The symbols of the `.item()` reads a number is computed from (`_read_number`)."""
+    if number.target in _READS:
+        value = original.get(number)
+        return set(_free(value.node.expr)) if isinstance(value, torch.SymInt) else set()
+    return set().union(*(_read_symbols(a, original) for a in _arg_nodes(number)))
+
+
 _SIZE_READS = (aten.sym_size.int, aten.sym_numel.default)
 _SELECTIONS = (aten.nonzero.default, aten.masked_select.default, aten.repeat_interleave.Tensor)
 """Ops whose result's first dim is a count the data decides (padded by `_Padder`)."""
 
 
-def _count_size(node: Node, shapes: _Shapes) -> tuple[sympy.Symbol, int] | None:
+def _count_size(node: Node, shapes: _Shapes) -> tuple[sympy.Expr, int] | None:
     """A size read (`rows.shape[0]`, `picked.numel()`) of a padded result that is one padded count
     times a static number: (the count, the number); None for any other node."""
     value = shapes.original.get(node)
     if node.target not in _SIZE_READS or not isinstance(value, torch.SymInt):
         return None
-    factor, symbol = value.node.expr.as_coeff_Mul()
-    if symbol not in shapes.capacity or not factor.is_integer:
-        return None
-    return symbol, int(factor)
+    for key in shapes.keys_of(value.node.expr):
+        factor = sympy.cancel(value.node.expr / key)
+        if factor.is_Integer:
+            return key, int(factor)
+    return None
 
 
 def _takes_as_value(user: Node, node: Node) -> bool:
@@ -496,8 +696,9 @@ def _row_wise(node: Node, shapes: _Shapes, inputs: set, outputs: set, numbers: s
         return False
     if "attention" in str(node.target):
         return False  # keys and values padded along the sequence would be attended to
-    exact_numbers = all(isinstance(shapes.original[a].node.expr, sympy.Symbol) for a in _arg_nodes(node)
-                        if isinstance(shapes.original.get(a), torch.SymInt) and _free(shapes.original[a].node.expr))
+    exact_numbers = all(_is_count(shapes.original[a].node.expr, shapes.capacity) for a in _arg_nodes(node)
+                        if isinstance(shapes.original.get(a), torch.SymInt)
+                        and shapes.keys_of(shapes.original[a].node.expr))
     if numbers and not exact_numbers:
         return False
     first = node.args[0] if node.args else None
@@ -565,7 +766,7 @@ def _joins_beside(node: Node, shapes: _Shapes) -> bool:
 
 
 def plan_capacity(graph: torch.fx.Graph, original: dict[Node, Any],
-                  user_capacity: int | None = None) -> dict[sympy.Symbol, int]:
+                  user_capacity: int | None = None) -> dict[sympy.Expr, int]:
     """The counts this module pads, with their capacities (see the module docstring)."""
     capacity, groups = _candidates(graph, original, user_capacity)
     while capacity:
@@ -582,11 +783,11 @@ def plan_capacity(graph: torch.fx.Graph, original: dict[Node, Any],
 
 
 def padded_stand_ins(original: dict[Node, Any], values: dict[Node, Any],
-                     capacity: dict[sympy.Symbol, int]) -> dict[Node, Any]:
+                     capacity: dict[sympy.Expr, int]) -> dict[Node, Any]:
     """For each node with a padded dim: an empty tensor (or list) of its compiled shape."""
     def stand_in(value: Any, real: Any) -> Any:
         if isinstance(value, torch.Tensor) and isinstance(real, torch.Tensor):
-            shape = [capacity.get(e, 0) if isinstance(e, sympy.Symbol) and e in capacity else int(n)
+            shape = [capacity[e] if _is_count(e, capacity) else int(n)
                      for e, n in zip(_exprs(value), real.shape)]
             return torch.empty(shape, dtype=real.dtype)
         if isinstance(value, list | tuple) and isinstance(real, list | tuple):
@@ -606,12 +807,17 @@ def padded_stand_ins(original: dict[Node, Any], values: dict[Node, Any],
 class _Padder:
     """Rewrites the padded counts' sources and sinks (after the meta values are padded)."""
 
-    def __init__(self, r: Emitter, original: dict[Node, Any], capacity: dict[sympy.Symbol, int]) -> None:
+    def __init__(self, r: Emitter, original: dict[Node, Any], capacity: dict[sympy.Expr, int]) -> None:
         self.r, self.capacity = r, capacity
         self.shapes = _Shapes(original, capacity)
-        self.counts: dict[sympy.Symbol, Node] = {}
-        self.valid: dict[sympy.Symbol, Node] = {}
-        self.positions: dict[Node, tuple[list[Node], sympy.Symbol]] = {}
+        self.counts: dict[sympy.Expr, Node] = {}
+        self.reads: dict[Node, Node] = {}
+        """Each `.item()` read a padded count is computed from, as a rank-0 int64 tensor (`number`)."""
+        self.order: dict[Node, int] = {}
+        self.pending: list[Node] = []
+        """The conditions recorded on padded counts (`_assert_scalar`s) not checked yet."""
+        self.valid: dict[sympy.Expr, Node] = {}
+        self.positions: dict[Node, tuple[list[Node], sympy.Expr]] = {}
         """A padded boolean mask's positions (one index vector per dim it covers) and its count,
         by the mask node."""
 
@@ -621,7 +827,7 @@ class _Padder:
                                         "compile with a larger capacity)" if hint else "")
         return self.r.emit(anchor, torch.ops.rducc.check.default, value, condition, message)  # data_sizes' op
 
-    def valid_rows(self, anchor: Node, symbol: sympy.Symbol) -> Node:
+    def valid_rows(self, anchor: Node, symbol: sympy.Expr) -> Node:
         """`arange(capacity) < count`: which of a padded dim's positions are real."""
         if symbol not in self.valid:
             positions = self.r.emit(anchor, aten.arange.default, self.capacity[symbol], dtype=torch.int64)
@@ -663,7 +869,7 @@ class _Padder:
         self.counts[symbol] = count
         self._replace(node, found)
 
-    def _mask_positions(self, node: Node, mask: Node, symbol: sympy.Symbol) -> list[Node]:
+    def _mask_positions(self, node: Node, mask: Node, symbol: sympy.Expr) -> list[Node]:
         """A boolean mask's true positions padded to `symbol`'s capacity (pad positions 0), one index
         vector per mask dim; its count checked against the capacity."""
         capacity = self.capacity[symbol]
@@ -718,45 +924,75 @@ class _Padder:
         self.counts[symbol] = count
         self._replace(node, self.r.emit(node, aten.clamp.default, index, 0, max(length - 1, 0)))
 
+    def number(self, anchor: Node, number: Any) -> Node:
+        """A Python integer the program computes (`_read_number`; or a constant) as a rank-0 int64 tensor:
+        a read is its tensor, arithmetic on reads is left to `rducc.frontend.python_numbers`."""
+        read = _read_tensor(number)
+        if read is None:
+            return self.r.emit(anchor, aten.scalar_tensor.default, number, dtype=torch.int64)
+        if number not in self.reads:  # the read's own conditions (`torch._check(n >= 1)`) checked first
+            value = self.r.emit(anchor, aten._to_copy.default, self.r.emit(anchor, aten.view.default, read, []),
+                                dtype=torch.int64)
+            symbol = self.shapes.original[number].node.expr
+            for node in [n for n in self.pending if _condition(n, self.shapes).free_symbols == {symbol}
+                         and self.order.get(n.args[0], len(self.order)) < self.order.get(anchor, 0)]:  # type: ignore[arg-type]
+                value = self.condition_checked(anchor, value, node)
+            self.reads[number] = value
+        return self.reads[number]
+
     def split(self, node: Node) -> None:
-        symbols = _split_counts(node, self.shapes.original)
-        assert symbols is not None
-        source, sizes = node.args[0], node.args[1]
+        """A split by sizes computed from `.item()` reads (`_split_sizes`): piece i is the rows
+        `offset_i + arange(its capacity)` (a static size: that many rows), clamped into range; each
+        size checked between 0 and its capacity, their total against the length."""
+        sizes = _split_sizes(node, self.shapes.original)
+        assert sizes is not None
+        source, given = node.args[0], node.args[1]
         dim = node.args[2] if len(node.args) > 2 else node.kwargs.get("dim", 0)
-        assert isinstance(source, Node) and isinstance(sizes, list | tuple) and isinstance(dim, int)
+        assert isinstance(source, Node) and isinstance(given, list | tuple) and isinstance(dim, int)
         length = int(source.meta["val"].shape[dim])
-        counts = [size.args[0] for size in sizes if isinstance(size, Node)]  # the 0-d tensors read with .item()
+        counts = [self.number(node, size) for size in given]
+        rows = [size if isinstance(size, int) else self.capacity[size] for size in sizes]
         conditions, total = [], None
-        for count, symbol in zip(counts, symbols):
-            assert isinstance(count, Node)
-            conditions += [self.r.emit(node, aten.le.Scalar, count, self.capacity[symbol]),
-                           self.r.emit(node, aten.ge.Scalar, count, 0)]
+        for count, most in zip(counts, rows):
+            conditions += [self.r.emit(node, aten.le.Scalar, count, most), self.r.emit(node, aten.ge.Scalar, count, 0)]
             total = count if total is None else self.r.emit(node, aten.add.Tensor, total, count)
         conditions.append(self.r.emit(node, aten.eq.Scalar, total, length))
-        capacities = sorted({self.capacity[s] for s in symbols})
+        capacities = sorted({self.capacity[s] for s in sizes if not isinstance(s, int)})
         source = self.check(node, source, self.r.all_of(node, conditions),
                             f"a split size exceeds the capacity of {'/'.join(map(str, capacities))} compiled for "
                             f"(or the sizes do not sum to {length})")
         pieces, offset = [], None
-        for count, symbol in zip(counts, symbols):
-            assert isinstance(count, Node)
-            rows = self.r.emit(node, aten.arange.default, self.capacity[symbol], dtype=torch.int64)
+        for count, most, size in zip(counts, rows, sizes):
+            index = self.r.emit(node, aten.arange.default, most, dtype=torch.int64)
             if offset is not None:
-                rows = self.r.emit(node, aten.add.Tensor, rows, offset)
-            rows = self.r.emit(node, aten.clamp.default, rows, 0, max(length - 1, 0))
-            pieces.append(self.r.emit(node, aten.index_select.default, source, dim, rows))
-            self.counts[symbol] = count
+                index = self.r.emit(node, aten.add.Tensor, index, offset)
+            index = self.r.emit(node, aten.clamp.default, index, 0, max(length - 1, 0))
+            pieces.append(self.r.emit(node, aten.index_select.default, source, dim, index))
+            if not isinstance(size, int):
+                self.counts[size] = count
             offset = count if offset is None else self.r.emit(node, aten.add.Tensor, offset, count)
         for user in list(node.users):
             assert user.target is operator.getitem
             self._replace(user, pieces[user.args[1]])  # type: ignore[index]
         self.r.graph.erase_node(node)
 
+    def _slice_bound(self, anchor: Node, bound: Any, length: int, default: int) -> Node:
+        """A slice's start or end as Python's slicing takes it (negative from the end, clamped into the
+        input), as a rank-0 int64 tensor computed at run time."""
+        static = _static_bound(bound, length, default)
+        if static is not None:
+            return self.r.emit(anchor, aten.scalar_tensor.default, static, dtype=torch.int64)
+        value = self.number(anchor, bound)
+        negative = self.r.emit(anchor, aten.lt.Scalar, value, 0)
+        value = self.r.emit(anchor, aten.where.self, negative, self.r.emit(anchor, aten.add.Scalar, value, length),
+                            value)
+        return self.r.emit(anchor, aten.clamp.default, value, 0, length)
+
     def read_bounded(self, node: Node) -> None:
-        """`x[:n]` or `topk(x, k)` with the count read with `.item()`: the static op at the capacity
-        (the input's rows from the start, or the capacity's largest), the count computed from the
-        read tensor at run time (a slice's end as Python's slicing takes it: negative counts from the
-        end, clamped into the input), checked against the capacity (a topk's k also not negative)."""
+        """`x[a:b]` or `topk(x, k)` with a count computed from `.item()` reads: the op at the capacity (the
+        capacity's rows from the start, gathered where the start is read; or the capacity's largest), the
+        count computed at run time (a slice's as Python's slicing takes its bounds: negative from the end,
+        clamped into the input), checked against the capacity and the least torch.export recorded."""
         found = _read_bounded(node, self.shapes.original)
         assert found is not None
         dim, symbol, limit = found
@@ -764,29 +1000,29 @@ class _Padder:
         lower = _recorded_lower(_first_tensor(self.shapes.original[node]), symbol)
         source = node.args[0]
         assert isinstance(source, Node)
-        size = node.args[3] if node.target is aten.slice.Tensor else node.args[1]
-        read = _read_tensor(size)
-        assert read is not None and isinstance(size, Node)
-        wanted = self.r.emit(node, aten._to_copy.default, read, dtype=torch.int64)
         hint = capacity < limit  # (a larger capacity cannot help past the input's rows)
         if node.target is aten.slice.Tensor:
-            length, start = int(source.meta["val"].shape[dim]), _static_start(node.args[2])
-            assert start is not None
-            negative = self.r.emit(node, aten.lt.Scalar, wanted, 0)
-            end = self.r.emit(node, aten.where.self, negative, self.r.emit(node, aten.add.Scalar, wanted, length),
-                              wanted)
-            count = self.r.emit(node, aten.clamp.default, self.r.emit(node, aten.sub.Scalar, end, start),
-                                0, length - start)
-            # the end's own count (a `torch._check`ed read): torch took it as the size, unclamped
-            checked = wanted if self.shapes.original[size].node.expr == symbol else count
-            fits = self.r.all_of(node, [self.r.emit(node, aten.le.Scalar, checked, capacity),
-                                        self.r.emit(node, aten.ge.Scalar, checked, lower)])
+            bounds = _slice_bounds(node, self.shapes.original)
+            assert bounds is not None
+            length = int(source.meta["val"].shape[dim])
+            start = self._slice_bound(node, bounds[0], length, 0)
+            end = self._slice_bound(node, bounds[1], length, length)
+            count = self.r.emit(node, aten.clamp_min.default, self.r.emit(node, aten.sub.Tensor, end, start), 0)
             why = (f"the slice read with .item() holds more rows than the capacity of {capacity} compiled for"
-                   + (f" (or its end is below the {lower} torch.export checked)" if lower else ""))
+                   + (f" (or fewer than the {lower} torch.export checked)" if lower else ""))
+            fits = self.r.all_of(node, [self.r.emit(node, aten.le.Scalar, count, capacity),
+                                        self.r.emit(node, aten.ge.Scalar, count, lower)])
             source = self.check(node, source, fits, why, hint)
-            replaced = self.r.emit(node, aten.slice.Tensor, source, dim, start, start + capacity)
+            first = _static_bound(bounds[0], length, 0)
+            if first is not None:
+                replaced = self.r.emit(node, aten.slice.Tensor, source, dim, first, first + capacity)
+            else:
+                index = self.r.emit(node, aten.add.Tensor,
+                                    self.r.emit(node, aten.arange.default, capacity, dtype=torch.int64), start)
+                index = self.r.emit(node, aten.clamp.default, index, 0, max(length - 1, 0))
+                replaced = self.r.emit(node, aten.index_select.default, source, dim, index)
         else:
-            count = wanted
+            count = self.number(node, node.args[1])
             fits = self.r.all_of(node, [self.r.emit(node, aten.le.Scalar, count, capacity),
                                         self.r.emit(node, aten.ge.Scalar, count, lower)])
             why = (f"k read with .item() is more than the capacity of {capacity} compiled for (or less than "
@@ -987,6 +1223,11 @@ class _Padder:
         self._replace(node, result)
 
     def run(self) -> None:
+        self.order = {n: i for i, n in enumerate(self.r.graph.nodes)}
+        conditions = {n: _condition(n, self.shapes) for n in self.r.graph.nodes
+                      if n.target is aten._assert_scalar.default}
+        once = {_normal_form(c): n for n, c in reversed(conditions.items()) if c is not None}
+        self.pending = [n for n in conditions if n in once.values()]  # (torch records some twice)
         for node in list(self.r.graph.nodes):
             if node.op != "call_function":
                 continue
@@ -1020,6 +1261,38 @@ class _Padder:
                 self.count_read(node)
             else:
                 self.numbers(node)
+        for node in list(self.pending):
+            self.kept(node)
+
+    def kept(self, node: Node) -> None:
+        """A condition torch.export recorded on a padded count (`_assert_scalar`: a `torch._check`, or what
+        an op assumed of the count) that no read of its count checked (`number`): checked at run time,
+        gating the program's first tensor output."""
+        output = next(n for n in self.r.graph.nodes if n.op == "output")
+        results = list(output.args[0])
+        gated = next((i for i, r in enumerate(results) if isinstance(r, Node)
+                      and isinstance(r.meta.get("val"), torch.Tensor)), None)
+        if gated is None:
+            return  # (a program returning numbers only: nothing to gate)
+        results[gated] = self.condition_checked(output, results[gated], node)
+        output.args = (type(output.args[0])(results), *output.args[1:])
+
+    def condition_checked(self, anchor: Node, value: Node, node: Node) -> Node:
+        """`value` once the condition of the `_assert_scalar` `node` holds, which the example alone no longer
+        makes true: the message names it, the location is the line that read its count."""
+        self.pending.remove(node)
+        condition = node.args[0]
+        assert isinstance(condition, Node)
+        text = _ConditionPrinter(_number_names(self.r.graph, self.shapes)).doprint(_condition(node, self.shapes))
+        holds = self.r.emit(anchor, aten.scalar_tensor.default, condition, dtype=torch.bool)
+        checked = self.r.emit(anchor, torch.ops.rducc.check.default, value, holds,
+                              f"the condition {text} does not hold (torch.export recorded it on a data-dependent "
+                              "count: a torch._check, or what an op assumed of the count)")
+        origin = _origin(condition)
+        for key in LOCATION_KEYS:
+            if key in origin.meta:
+                checked.meta[key] = origin.meta[key]
+        return checked
 
     def count_read(self, node: Node) -> None:
         """A size read of a padded result used as a number (returned, Python arithmetic, a Scalar
@@ -1040,11 +1313,16 @@ class _Padder:
             user.kwargs = torch.fx.node.map_arg(user.kwargs, lambda a: read if a is node else a)
 
     def numbers(self, node: Node) -> None:
-        """Size arguments that are exactly a padded count become its capacity."""
+        """Size arguments of an ATen op that are exactly a padded count become its capacity (a number
+        computed from it by Python's operators, or taken as a value, is computed at run time)."""
+        if not isinstance(node.target, torch._ops.OpOverload):
+            return
+
         def number(arg: Any) -> Any:
             if isinstance(arg, Node):
                 value = self.shapes.original.get(arg)
-                if isinstance(value, torch.SymInt) and value.node.expr in self.capacity:
+                if isinstance(value, torch.SymInt) and value.node.expr in self.capacity \
+                        and not _takes_as_value(node, arg):
                     return self.capacity[value.node.expr]
                 return arg
             if isinstance(arg, list | tuple):
@@ -1054,7 +1332,76 @@ class _Padder:
         node.args, node.kwargs = number(node.args), number(node.kwargs)
 
 
-def pad_counts(r: Emitter, original: dict[Node, Any], capacity: dict[sympy.Symbol, int]) -> None:
+def _normal_form(condition: Any) -> Any:
+    """A relation between integers as the expression it says is at least 0 (`0 < n` and `n >= 1` alike:
+    `n - 1`), so that a condition torch.export recorded twice, in two forms, is checked once; any other
+    condition as it is."""
+    if not all(getattr(side, "is_integer", False) for side in getattr(condition, "args", ())):
+        return condition
+    forms = {sympy.GreaterThan: (1, 0), sympy.StrictGreaterThan: (1, 1), sympy.LessThan: (-1, 0),
+             sympy.StrictLessThan: (-1, 1)}
+    if type(condition) not in forms:
+        return condition
+    sign, strict = forms[type(condition)]
+    return sympy.expand(sign * (condition.lhs - condition.rhs) - strict)
+
+
+def _origin(number: Node) -> Node:
+    """The first `.item()` read or size read a number is computed from (its line: where the count is read)."""
+    if number.target in _READS or number.target in _SIZE_READS:
+        return number
+    found = [_origin(a) for a in _arg_nodes(number)]
+    return next((f for f in found if f.target in _READS or f.target in _SIZE_READS), number)
+
+
+def _number_names(graph: torch.fx.Graph, shapes: _Shapes) -> dict[sympy.Symbol, sympy.Symbol]:
+    """Each symbol read with `.item()` (`n.item()`) or as a size (`idx.shape[0]`), by the user's names."""
+    names: dict[sympy.Symbol, sympy.Symbol] = {}
+    for node in graph.nodes:
+        value = shapes.original.get(node)
+        if not isinstance(value, torch.SymInt) or not isinstance(value.node.expr, sympy.Symbol) \
+                or not isinstance(node.args[0] if node.args else None, Node):
+            continue
+        if node.target in _READS:
+            names.setdefault(value.node.expr, sympy.Symbol(f"{node.args[0].name}.item()"))
+        elif node.target is aten.sym_size.int:
+            names.setdefault(value.node.expr, sympy.Symbol(f"{node.args[0].name}.shape[{node.args[1]}]"))
+    return names
+
+
+class _ConditionPrinter(StrPrinter):
+    """A recorded condition as Python writes it (`n.item() % 2 == 0`, not `Eq(Mod(u0, 2), 0)`)."""
+
+    def __init__(self, names: dict[sympy.Symbol, sympy.Symbol]) -> None:
+        super().__init__()
+        self.names = names
+
+    def _print_Symbol(self, expr: sympy.Symbol) -> str:
+        return str(self.names.get(expr, expr))
+
+    def _relation(self, expr: Any, op: str) -> str:
+        return f"{self._print(expr.lhs)} {op} {self._print(expr.rhs)}"
+
+    def _print_Equality(self, expr: Any) -> str:
+        return self._relation(expr, "==")
+
+    def _print_Unequality(self, expr: Any) -> str:
+        return self._relation(expr, "!=")
+
+    def _binary(self, expr: Any, op: str) -> str:
+        return f"{self.parenthesize(expr.args[0], 60)} {op} {self.parenthesize(expr.args[1], 60)}"
+
+    def _print_Mod(self, expr: Any) -> str:
+        return self._binary(expr, "%")
+
+    def _print_PythonMod(self, expr: Any) -> str:
+        return self._binary(expr, "%")
+
+    def _print_FloorDiv(self, expr: Any) -> str:
+        return self._binary(expr, "//")
+
+
+def pad_counts(r: Emitter, original: dict[Node, Any], capacity: dict[sympy.Expr, int]) -> None:
     """Rewrite the padded counts' sources and sinks in `r`'s graph (module docstring)."""
     if capacity:
         _Padder(r, original, capacity).run()

@@ -5,7 +5,8 @@ program's complex tensors are rewritten, in its FX graph, into real tensors
 with a trailing dim of 2 (real, imaginary), the layout `view_as_real` gives.
 `view_as_complex` and `view_as_real` become nothing; complex arithmetic
 (`mul`, `div`, `add`, `sub`, `abs`, `angle`, `conj`, `polar`, `reciprocal`, `exp`, `exp2`, `expm1`, `log`,
-`log2`, `log10`, `log1p`, `sqrt`, `rsqrt`, `tanh`, `tan`, `sin`, `cos`, `sinh`, `cosh`, `sigmoid`, `pow` by a
+`log2`, `log10`, `log1p`, `sqrt`, `rsqrt`, `tanh`, `tan`, `sin`, `cos`, `sinh`, `cosh`, `asin`, `acos`, `atan`,
+`asinh`, `acosh`, `atanh`, `sigmoid`, `pow` by a
 real number or a tensor, `==`/`!=`, `isfinite`/`isnan`/`isinf`, `where`, `mm`/`bmm` as real matmuls,
 `torch.complex`, `prod`/`cumprod` in polar form, `cumsum`), layout ops, sums and means act on the pair; an op
 with no rule of its own acts on each part alone where that is what it means: a view by its schema (`diagonal`,
@@ -713,6 +714,70 @@ def _circular(b: _Builder, node: Node, pairs: dict[Node, Node]) -> Node:
     first = b(aten.mul.Tensor, b(f1, real), b(g1, imag))
     second = b(aten.mul.Tensor, b(aten.mul.Tensor, b(f2, real), b(g2, imag)), sign)
     return b.pack(first, second)
+
+
+def _roots_about_one(b: _Builder, real: Node, imag: Node) -> tuple[tuple[Node, Node], tuple[Node, Node]]:
+    """sqrt(1 - z) and sqrt(1 + z), the roots Kahan's asin and acos are built from (the zero's sign, kept
+    by `neg`, picks each branch cut's side)."""
+    return (_sqrt_parts(b, b(aten.rsub.Scalar, real, 1.0), b(aten.neg.default, imag)),
+            _sqrt_parts(b, b(aten.add.Scalar, real, 1.0), imag))
+
+
+def _asin_parts(b: _Builder, real: Node, imag: Node) -> tuple[Node, Node]:
+    """asin z with s = sqrt(1 - z), t = sqrt(1 + z): atan2(a, Re(s t)) + i asinh(Im(conj(s) t)), free of
+    cancellation (W. Kahan, "Branch cuts for complex elementary functions", 1987)."""
+    (sr, si), (tr, ti) = _roots_about_one(b, real, imag)
+    product = b(aten.sub.Tensor, b(aten.mul.Tensor, sr, tr), b(aten.mul.Tensor, si, ti))
+    across = b(aten.sub.Tensor, b(aten.mul.Tensor, sr, ti), b(aten.mul.Tensor, si, tr))
+    return b(aten.atan2.default, real, product), b(aten.asinh.default, across)
+
+
+def _atanh_parts(b: _Builder, real: Node, imag: Node) -> tuple[Node, Node]:
+    """atanh z = log1p(4a / ((1 - a)^2 + b^2)) / 4 + i atan2(2b, (1 - a)(1 + a) - b^2) / 2 (the real part
+    without cancellation near 0; the imaginary part's branch cut side from b's sign)."""
+    rest = b(aten.rsub.Scalar, real, 1.0)
+    squared = b(aten.mul.Tensor, imag, imag)
+    below = b(aten.add.Tensor, b(aten.mul.Tensor, rest, rest), squared)
+    ratio = b(aten.div.Tensor, b(aten.mul.Scalar, real, 4.0), below)
+    across = b(aten.sub.Tensor, b(aten.mul.Tensor, rest, b(aten.add.Scalar, real, 1.0)), squared)
+    return (b(aten.mul.Scalar, b(aten.log1p.default, ratio), 0.25),
+            b(aten.mul.Scalar, b(aten.atan2.default, b(aten.mul.Scalar, imag, 2.0), across), 0.5))
+
+
+def _rotated(parts: Callable[[_Builder, Node, Node], tuple[Node, Node]]) -> Callable[..., tuple[Node, Node]]:
+    """f(z) = -i g(iz), iz = -b + ia: asinh from asin, atan from atanh."""
+    def rotated(b: _Builder, real: Node, imag: Node) -> tuple[Node, Node]:
+        inner_real, inner_imag = parts(b, b(aten.neg.default, imag), real)
+        return inner_imag, b(aten.neg.default, inner_real)
+    return rotated
+
+
+def _acos_parts(b: _Builder, real: Node, imag: Node) -> tuple[Node, Node]:
+    """acos z = 2 atan2(Re s, Re t) + i asinh(Im(conj(t) s)), s = sqrt(1 - z), t = sqrt(1 + z) (Kahan)."""
+    (sr, si), (tr, ti) = _roots_about_one(b, real, imag)
+    across = b(aten.sub.Tensor, b(aten.mul.Tensor, tr, si), b(aten.mul.Tensor, ti, sr))
+    return b(aten.mul.Scalar, b(aten.atan2.default, sr, tr), 2.0), b(aten.asinh.default, across)
+
+
+def _acosh_parts(b: _Builder, real: Node, imag: Node) -> tuple[Node, Node]:
+    """acosh z = asinh(Re(conj(s) t)) + 2i atan2(Im s, Re t), s = sqrt(z - 1), t = sqrt(z + 1) (Kahan)."""
+    sr, si = _sqrt_parts(b, b(aten.sub.Scalar, real, 1.0), imag)
+    tr, ti = _sqrt_parts(b, b(aten.add.Scalar, real, 1.0), imag)
+    product = b(aten.add.Tensor, b(aten.mul.Tensor, sr, tr), b(aten.mul.Tensor, si, ti))
+    return b(aten.asinh.default, product), b(aten.mul.Scalar, b(aten.atan2.default, si, tr), 2.0)
+
+
+_INVERSES: dict[Any, Callable[[_Builder, Node, Node], tuple[Node, Node]]] = {
+    aten.asin.default: _asin_parts, aten.acos.default: _acos_parts, aten.asinh.default: _rotated(_asin_parts),
+    aten.atanh.default: _atanh_parts, aten.atan.default: _rotated(_atanh_parts), aten.acosh.default: _acosh_parts,
+}
+
+
+@_rule(*_INVERSES)
+def _inverse(b: _Builder, node: Node, pairs: dict[Node, Node]) -> Node:
+    """The inverse circular and hyperbolic functions, on the principal branches torch's (C's) are on."""
+    pair = pairs[_args(node)[0]]
+    return b.pack(*_INVERSES[node.target](b, b.real(pair), b.imag(pair)))
 
 
 @_rule(aten.sigmoid.default)

@@ -26,7 +26,8 @@ rests on one with `rducc::check` (imported as `rdu.check`):
 - a size read with `.item()` becomes the example's number in every size
   argument it reaches (after the arithmetic torch recorded on it), and each op
   taking it checks that the tensor read holds that number again (a slice whose
-  bounds are read so, as `tensor_split` by a tensor of indices is traced, too;
+  bounds are read so, as `tensor_split` by a tensor of indices is traced, too, where
+  `rducc.frontend.capacity` does not pad it;
   a size computed from a float read, `torch.sym_int(x.max().item() * 3)`, is
   checked as that number itself, and as a value it is computed for every input);
   a slice of static length at a start so read (`x.narrow(0, i.item(), 2)`) is
@@ -678,7 +679,7 @@ def specialize_data_sizes(ep: ExportedProgram, capacity_bound: int | None = None
         if node in values:
             node.meta["val"] = r.static(node.meta.get("val"), stand_ins.get(node, values[node]))
     pad_counts(r, original, capacity)
-    _read_sizes(r, original, set(capacity))
+    _read_sizes(r, original, set(capacity).union(*(c.free_symbols for c in capacity)))  # (`u0` of `u0 - 1`)
     for node in list(graph.nodes):
         if node.op != "call_function":
             continue

@@ -84,7 +84,11 @@ INPUTS: dict[str, tuple[str, str]] = {
     "topk_program": ("topk.mlir", "torch.topk(y, k.item()).values.sum(-1) of a [3, 6] input: any k up to 6"),
     "topk_seven": ("k_7.npy", "k = 7 (more than a row of 6 holds)"),
     "topk_rows": ("topk_rows.npy", "a [3, 6] float32 input"),
-    "complex": ("complex.pt2", "a model taking a complex64 input and computing its arcsine (no pair form)"),
+    "even_program": ("even.mlir", "y[:n.item()].sum(0) with torch._check(n.item() % 2 == 0) of a [6, 2] input"),
+    "even_three": ("n_3.npy", "n = 3 (odd)"),
+    "even_rows": ("even_rows.npy", "a [6, 2] float32 input"),
+    "at_least_two": ("at_least_two.pt2", "y[:n.item()].sum(0) with torch._check(n.item() >= 2) and <= 6"),
+    "complex": ("complex.pt2", "a model taking a complex64 input and computing its running logsumexp (no pair form)"),
     "sparse_inside": ("sparse_inside.pt2", "a model adding 1 to the dense form of its input's `to_sparse()`"),
     "hash_f64": ("hash_f64.pt2", "a model returning `torch.hash_tensor` of its float64 input"),
     "loss_model": ("loss.pt2", "an MLP whose forward returns its cross-entropy loss (a model to train)"),
@@ -601,9 +605,14 @@ CASES: list[ErrorCase] = [
               "'slice': the start read with .item() puts the window of 2 outside the 5 elements along dim 0"),
     ErrorCase("rducc-run: a topk's k read with .item() past its row", RUN,
               ("{topk_program}", "--input", "{topk_seven}", "--input", "{topk_rows}", "--output", "out.npz"),
-              "'topk': k read with .item() is more than the capacity of 6 compiled for (or less than 0)"),
+              "the condition k.item() <= 6 does not hold (torch.export recorded it on a data-dependent count"),
+    ErrorCase("rducc-run: a torch._check condition on a padded count does not hold", RUN,
+              ("{even_program}", "--input", "{even_three}", "--input", "{even_rows}", "--output", "out.npz"),
+              "the condition n.item() % 2 == 0 does not hold (torch.export recorded it on a data-dependent count"),
+    ErrorCase("--capacity below the least a torch._check allows", RDUCC, ("{at_least_two}", "--capacity", "1", *OUT),
+              "the capacity of 1 is below the 2 rows torch.export requires of the data-dependent count"),
     ErrorCase("complex op without a pair form", RDUCC, ("{complex}", *OUT),
-              "aten.asin.default (on complex values, which rducc computes as pairs of reals; no pair form yet)"),
+              "aten.logcumsumexp.default (on complex values, which rducc computes as pairs of reals; no pair form yet)"),
     ErrorCase("a sparse tensor read inside the program", RDUCC, ("{sparse_inside}", *OUT),
               "aten.to_sparse.default makes a sparse tensor, read by aten.to_dense.default inside the program; rducc "
               "holds tensors dense and signed inside a program and converts a sparse or uint64 result only where "
@@ -1079,7 +1088,7 @@ def _model_files(paths: dict[str, Path]) -> None:
 
     class ComplexScale(nn.Module):
         def forward(self, z):
-            return torch.asin(z) * 2
+            return torch.logcumsumexp(z, 0) * 2
 
     torch.manual_seed(0)
     _export(UsesUnsupportedOps(), (torch.randn(4, 8),), paths["unsupported"])
@@ -1162,6 +1171,25 @@ def _model_files(paths: dict[str, Path]) -> None:
     rducc.compile(TopK(), (torch.tensor(2), torch.randn(3, 6)), opt_level=0).save(paths["topk_program"])
     np.save(paths["topk_seven"], np.array(7))
     np.save(paths["topk_rows"], np.ones((3, 6), dtype=np.float32))
+
+    class EvenPrefix(nn.Module):
+        def forward(self, n, y):
+            e = n.item()
+            torch._check(e % 2 == 0)
+            return y[:e].sum(0)
+
+    rducc.compile(EvenPrefix(), (torch.tensor(2), torch.randn(6, 2)), opt_level=0).save(paths["even_program"])
+    np.save(paths["even_three"], np.array(3))
+    np.save(paths["even_rows"], np.ones((6, 2), dtype=np.float32))
+
+    class AtLeastTwo(nn.Module):
+        def forward(self, n, y):
+            e = n.item()
+            torch._check(e >= 2)
+            torch._check(e <= y.shape[0])
+            return y[:e].sum(0)
+
+    _export(AtLeastTwo(), (torch.tensor(3), torch.randn(6, 2)), paths["at_least_two"])
 
     class Qr(nn.Module):
         def forward(self, x):

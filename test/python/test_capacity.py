@@ -485,14 +485,82 @@ def test_sizes_read_with_item_pad_to_a_capacity_and_match_eager(opt_level: int) 
         got, want = program(*_read_inputs(n, m, k)), module(*_read_inputs(n, m, k))
         for g, w in zip(got, want, strict=True):  # (k = 0: the mean of no index is NaN, as in eager)
             torch.testing.assert_close(g, w, rtol=1e-5, atol=1e-5, equal_nan=True)
-    for inputs, op, marker in [(_read_inputs(3, 1, 2), "'slice': the slice read with .item()", None),
-                               (_read_inputs(3, 4, 5), "'topk': k read with .item() is more than", "topk")]:
+    for inputs, op, marker in [(_read_inputs(3, 1, 2), "the condition m.item() >= 2 does not hold", None),
+                               (_read_inputs(3, 4, 5), "the condition k.item() <= 4 does not hold", "topk")]:
         with pytest.raises(RduccError) as error:
             program(*inputs)
         message = str(error.value)
         assert len(message.splitlines()) == 1 and op in message, message
         line = "" if marker is None else f"{_line_of('# marker: ' + marker)}:"
         assert f"test_capacity.py:{line}" in message, message
+
+
+class AffineCounts(nn.Module):
+    """Sizes that are affine functions of one number read with `.item()`: a slice with a start (`x[1:e]`,
+    `e - 1` rows once `e` is checked), a slice with both bounds read, `narrow` (whose length torch.export
+    checks against the width), a split whose second size is computed (`[e, 6 - e]`), and a prefix
+    whose count carries other `torch._check` conditions (`m > 0`, `m % 2 == 0`)."""
+
+    def forward(self, x: torch.Tensor, n: torch.Tensor, a: torch.Tensor, b: torch.Tensor, k: torch.Tensor,
+                m: torch.Tensor):
+        e = n.item()  # marker: affine read
+        torch._check(e >= 1)
+        torch._check(e <= x.shape[0])
+        first, rest = x.split([e, x.shape[0] - e])
+        even = m.item()  # marker: even read
+        torch._check(even > 0)
+        torch._check(even % 2 == 0)
+        return (x[1:e].sum(0), torch.softmax(x[1:e], 0).sum(0), x[a.item():b.item()].sum(0),
+                x.narrow(1, 1, k.item()).sum(1), first.amax(0), rest.sum(0), x[:even].mean(0))
+
+
+def _affine_inputs(n: int, a: int, b: int, k: int, m: int = 2) -> tuple[torch.Tensor, ...]:
+    return (_randn(6, 4, seed=n + 3 * a + 5 * b + 7 * k), *(torch.tensor(v) for v in (n, a, b, k, m)))
+
+
+@pytest.fixture(scope="module")
+def affine_program() -> rducc.Program:
+    from rducc.frontend.loader import export_model
+
+    return rducc.compile(export_model(AffineCounts(), _affine_inputs(3, 1, 4, 2)), opt_level=0)
+
+
+def test_affine_counts_of_a_read_pad_to_a_capacity_and_match_eager(affine_program: rducc.Program) -> None:
+    """Compiled on e=3, x[1:4], k=2, m=2; other values match eager: the capacity's edge (e=6: five rows of
+    x[1:e] and a split of [6, 0]; the whole width for narrow; m=6), the least (e=1: no row; k=0), bounds
+    negative and past the end. Each value eager refuses is one error naming its condition and
+    the line that read the count (`torch._check(e >= 1)`, narrow's `k <= 3`, `m % 2 == 0`), never a result."""
+    module = AffineCounts()
+    for n, a, b, k, m in [(6, 0, 6, 3, 6), (1, -3, -1, 0, 4), (5, 4, 9, 1, 2)]:
+        got, want = affine_program(*_affine_inputs(n, a, b, k, m)), module(*_affine_inputs(n, a, b, k, m))
+        for g, w in zip(got, want, strict=True):
+            torch.testing.assert_close(g, w, rtol=1e-5, atol=1e-5, equal_nan=True)
+    for values, condition, marker in [((0, 1, 4, 2, 2), "n.item() >= 1", "affine read"),
+                                      ((7, 1, 4, 2, 2), "n.item() <= 6", "affine read"),
+                                      ((3, 1, 4, 4, 2), "k.item() <= 3", None),
+                                      ((3, 1, 4, 2, 3), "m.item() % 2 == 0", "even read")]:
+        with pytest.raises(RduccError) as error:
+            affine_program(*_affine_inputs(*values))
+        message = str(error.value)
+        assert len(message.splitlines()) == 1 and f"the condition {condition} does not hold" in message, message
+        line = "" if marker is None else f"{_line_of('# marker: ' + marker)}:"
+        assert f"test_capacity.py:{line}" in message, message
+
+
+def test_a_capacity_below_a_checked_least_count_is_one_compile_error() -> None:
+    """`torch._check(e >= 1)` and a capacity of 0 rows past the start: no input could run."""
+    from rducc.frontend.loader import export_model
+
+    class AtLeastTwo(nn.Module):
+        def forward(self, x: torch.Tensor, n: torch.Tensor) -> torch.Tensor:
+            e = n.item()
+            torch._check(e >= 2)
+            torch._check(e <= x.shape[0])
+            return x[:e].sum(0)
+
+    exported = export_model(AtLeastTwo(), (_randn(6, 4, seed=0), torch.tensor(3)))
+    with pytest.raises(RduccError, match="the capacity of 1 is below the 2 rows torch.export requires"):
+        rducc.compile(exported, opt_level=0, capacity=1)
 
 
 class CountAsDivisor(nn.Module):

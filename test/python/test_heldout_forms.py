@@ -28,6 +28,7 @@ or wrong, each checked against eager (at -O0 or -O2) on inputs other than the ex
 - Round 17: complex rsqrt, sigmoid, circular and hyperbolic functions, scans and products, and views
   with no pair rule of their own (each part alone); a window at a start read with `.item()`; `masked_select`
   reduced by var/std/norms and `torch.where`'s positions stacked, padded to capacity; `unique(dim=0)`.
+- Round general21: complex asin, acos, atan, asinh, acosh, atanh (Kahan's forms), at -O0 and -O2.
 - Layout ops and reductions on a complex model input (`z.sum(-1)`, `z.transpose`,
   `z[:, -2:]`, `z.flip(-1)`, `cat`) count its dims as torch does, not as its real pair's.
 """
@@ -147,13 +148,20 @@ class SplitTwiceByCounts(nn.Module):
 
 
 class ComplexRootsAndLogs(nn.Module):
-    """Round 15: complex log, sqrt and tanh (pair forms; sqrt's branch cut and signed zeros as torch's)."""
+    """Round 15: complex log, sqrt and tanh (pair forms; sqrt's branch cut and signed zeros as torch's); the
+    inverse circular and hyperbolic functions (Kahan's forms, each branch cut's side as torch's)."""
 
     def forward(self, z: torch.Tensor):
-        return torch.log(z), torch.sqrt(z), torch.tanh(z * 0.5), torch.sqrt(z.conj())
+        return (torch.log(z), torch.sqrt(z), torch.tanh(z * 0.5), torch.sqrt(z.conj()), *_inverses(z))
 
 
-_COMPLEX_EDGES = torch.tensor([-4 + 0j, 0j, 3 + 4j, -1e-3 + 2e-3j, 1e4 - 1e-4j, -2 - 1e-20j], dtype=torch.complex64)
+def _inverses(z: torch.Tensor) -> tuple[torch.Tensor, ...]:
+    return torch.asin(z), torch.acos(z), torch.atan(z), torch.asinh(z), torch.acosh(z), torch.atanh(z)
+
+
+_COMPLEX_EDGES = torch.tensor([-4 + 0j, 0j, 3 + 4j, -1e-3 + 2e-3j, 1e4 - 1e-4j, -2 - 1e-20j, 2j, complex(-0.0, -2),
+                               complex(2, -0.0), 0.5 + 0j], dtype=torch.complex64)
+"""Branch cuts (either side, by the zero's sign), the origin, tiny and large values."""
 
 
 class NumbersFillTensors(nn.Module):
@@ -208,7 +216,7 @@ class ComplexFunctionsAndScans(nn.Module):
         return (torch.rsqrt(z), torch.sigmoid(z), torch.cos(z), torch.sinh(z), torch.tan(z * 0.5), z.cumsum(1),
                 z.cumprod(1), z.prod(0), torch.diagonal(gram), z.unfold(1, 2, 1).sum(-1), torch.cat(z.chunk(2, 1)[::-1]),
                 torch.log10(z), torch.log1p(z), torch.expm1(z), z == w.flip(0), torch.isfinite(z / w.real),
-                w.scatter_add(1, index, z), torch.pow(z, w), z.mean(), z.sum(dtype=torch.complex128))
+                w.scatter_add(1, index, z), torch.pow(z, w), z.mean(), z.sum(dtype=torch.complex128), *_inverses(z))
 
 
 class CountedRowsAndWindows(nn.Module):
@@ -252,7 +260,7 @@ CASES = {
     "complex_filled_and_written": (ComplexFilledAndWritten,
                                    [(_randn(2, 4, seed=s, dtype=torch.complex64),) for s in (0, 1)]),
     "split_twice_by_counts": (SplitTwiceByCounts, [(_randn(8, 4, seed=s),) for s in (0, 1, 2, 3)]),
-    "complex_roots_and_logs": (ComplexRootsAndLogs, [(_COMPLEX_EDGES,), (_randn(6, seed=1, dtype=torch.complex64),)]),
+    "complex_roots_and_logs": (ComplexRootsAndLogs, [(_COMPLEX_EDGES,), (_randn(10, seed=1, dtype=torch.complex64),)]),
     "numbers_fill_tensors": (NumbersFillTensors, [(torch.tensor([4, 3]), _randn(2, 3, seed=0)),
                                                   (torch.tensor([1, 6]), _randn(2, 3, seed=1))]),
     "argwhere_written_back": (ArgwhereWrittenBack, [(_randn(4, 5, seed=s),) for s in (0, 1)]
@@ -324,7 +332,14 @@ def test_heldout_form_matches_eager(name: str, opt_level: int) -> None:
             with pytest.raises(RduccError, match=r"'slice': the start read with \.item\(\) puts the window of 2 "
                                                  "outside the 5 elements along dim 1"):
                 program(torch.tensor(outside), x, m, inputs[0][3])
-    if name == "masked_updates":  # no count compiled for the example: nothing to check at run time
+        # `torch._check(picked.shape[0] > 0)`, recorded as `>= 1` and `0 <` (the counts' upper bounds restated
+        # are the capacity's, `masked_select(x[0], m)`'s short of its broadcast count): one check
+        kept = [op for op in program.module.walk() if isinstance(op, CheckOp) and "does not hold" in str(op)]
+        assert len(kept) == 1, [str(op) for op in kept]
+        with pytest.raises(RduccError, match=r"the condition \w+\.shape\[0\] >= 1 does not hold"):
+            program(off, x, torch.zeros_like(m), inputs[0][3])
+    if name == "masked_updates":  # no count compiled for the example, no condition torch's range of a mask's
+        # count restates (`index.shape[0] <= 5` for a mask of 5): nothing to check at run time
         assert not any(isinstance(op, CheckOp) for op in program.module.walk())
         counts = {int((keep > 0.5).sum()) for _, keep in inputs} | {int((x > 0).sum()) for x, _ in inputs}
         assert len(counts) > 2, "the inputs must select other counts than the example's"
