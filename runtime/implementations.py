@@ -92,8 +92,10 @@ def _conv(op: Operation) -> Kernel:
     plan = kernels.conv_plan(tuple(x_shape), tuple(w_shape), stride, padding, dilation, groups,
                              compute_dtype(dtype))  # the path, once, from the op's shapes
     return writing_into(
-        lambda context, x, weight: kernels.conv(x, weight, stride, padding, dilation, groups, dtype, plan=plan),
-        lambda context, out, x, weight: kernels.conv(x, weight, stride, padding, dilation, groups, dtype, out, plan))
+        lambda context, x, weight, bias=None: kernels.conv(x, weight, stride, padding, dilation, groups, dtype,
+                                                           plan=plan, bias=bias),
+        lambda context, out, x, weight, bias=None: kernels.conv(x, weight, stride, padding, dilation, groups, dtype,
+                                                                out, plan, bias))
 
 
 @implements(rdu.PoolOp)

@@ -57,11 +57,16 @@ def _zeros(g: GraphImporter, element: Attribute, shape: Sequence[int]) -> SSAVal
 
 @converts("aten.convolution.default")
 def convert_convolution(g: GraphImporter, node: torch.fx.Node) -> SSAValue:
+    """One `rdu.conv`. A bias of a result narrower than its opmath type (bf16,
+    f16) is the op's operand: ATen's kernel adds it to the f32 sums before
+    their one rounding, and an add after the rounded convolution would round
+    twice. A wider result (f32, f64) adds its bias after the convolution in an
+    `rdu.map`, as rducc always has (no rounding between them; the runtime
+    folds the pair into one step where it can, `rducc.runtime.epilogues`)."""
     args = node_arguments(node)
     value, weight = g.value(args["input"]), g.value(args["weight"])
     spatial = len(shape_of(value)) - 2
     out = result_type(node)
-    compute = opmath_type(out.element_type)
     stride = _per_dim(args["stride"], spatial, 1)
     padding = _per_dim(args["padding"], spatial, 0)
     dilation = _per_dim(args["dilation"], spatial, 1)
@@ -71,16 +76,13 @@ def convert_convolution(g: GraphImporter, node: torch.fx.Node) -> SSAValue:
         value = _transposed_input(g, value, shape_of(weight)[2:], stride, padding, dilation, output_padding)
         weight = _transposed_weight(g, weight, groups)
         stride, padding = [1] * spatial, [0] * spatial
-    # with a bias, the convolution stays in the opmath type so the add rounds once
-    conv_type = out if args["bias"] is None else TensorType(compute, out.get_shape())
-    conv = g.emit(ConvOp(value, weight, stride, padding, dilation, groups, conv_type))
-    if args["bias"] is None:
-        return conv
-    bias = reshape(g, g.value(args["bias"]), [out.get_shape()[1]] + [1] * spatial)
-    return g.map(
-        [conv, bias], out,
-        lambda b, xs: b.add(b.cast(xs[0], compute), b.cast(xs[1], compute)),  # type: ignore[arg-type]
-    )
+    bias = None if args["bias"] is None else g.value(args["bias"])
+    if bias is None or opmath_type(out.element_type) != out.element_type:
+        bias = None if bias is None else cast(g, bias, element_of(value))
+        return g.emit(ConvOp(value, weight, stride, padding, dilation, groups, out, bias))
+    conv = g.emit(ConvOp(value, weight, stride, padding, dilation, groups, out))
+    channels = reshape(g, bias, [out.get_shape()[1]] + [1] * spatial)
+    return g.map([conv, channels], out, lambda b, xs: b.add(xs[0], b.cast(xs[1], out.element_type)))  # type: ignore[arg-type]
 
 
 @converts("aten.convolution_backward.default")

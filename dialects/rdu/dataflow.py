@@ -36,6 +36,7 @@ from xdsl.irdl import (
     irdl_to_attr_constraint,
     lazy_traits_def,
     operand_def,
+    opt_operand_def,
     opt_prop_def,
     prop_def,
     region_def,
@@ -627,7 +628,10 @@ def _verify_window_attrs(op: IRDLOperation, spatial: int, **arrays: DenseArrayBa
 
 @irdl_op_definition
 class ConvOp(IRDLOperation, OpFacts):
-    """N-d convolution, NC[spatial] input, O(C/groups)[kernel] weight.
+    """N-d convolution, NC[spatial] input, O(C/groups)[kernel] weight, plus an
+    optional `[O]` bias of the operands' element type added to every output
+    of its channel (ATen's `convolution(x, w, b)`: the bias goes into the sums
+    before the one rounding to the result type, as eager's kernel adds it).
 
     The result may be wider than the operands (bf16 in, f32 accumulated out).
     """
@@ -636,6 +640,7 @@ class ConvOp(IRDLOperation, OpFacts):
     SHARDS: ClassVar[bool] = True
     input = operand_def(STATIC_TENSOR)
     weight = operand_def(STATIC_TENSOR)
+    bias = opt_operand_def(STATIC_TENSOR)
     stride = prop_def(DenseArrayBase.constr(I64))
     padding = prop_def(DenseArrayBase.constr(I64))
     dilation = prop_def(DenseArrayBase.constr(I64))
@@ -643,8 +648,8 @@ class ConvOp(IRDLOperation, OpFacts):
     result = result_def(STATIC_TENSOR)
     traits = traits_def(Pure())
     assembly_format = (
-        "$input `,` $weight `stride` $stride `padding` $padding `dilation` $dilation "
-        "`groups` $groups attr-dict `:` type($input) `,` type($weight) `->` type($result)"
+        "$input `,` $weight (`bias` $bias^ `:` type($bias))? `stride` $stride `padding` $padding "
+        "`dilation` $dilation `groups` $groups attr-dict `:` type($input) `,` type($weight) `->` type($result)"
     )
 
     def __init__(
@@ -656,9 +661,10 @@ class ConvOp(IRDLOperation, OpFacts):
         dilation: Sequence[int],
         groups: int,
         result_type: Attribute,
+        bias: SSAValue | None = None,
     ):
         super().__init__(
-            operands=[input, weight],
+            operands=[input, weight, [] if bias is None else [bias]],
             result_types=[result_type],
             properties={
                 "stride": _i64_array(stride),
@@ -691,20 +697,35 @@ class ConvOp(IRDLOperation, OpFacts):
         if list(y) != expected:
             raise VerifyException(f"'rdu.conv' result shape {list(y)} should be {expected}")
         _same_element(self, self.input.type, self.weight.type, "input and weight")
+        if self.bias is not None:
+            self._verify_bias(w[0])
+
+    def _verify_bias(self, channels: int) -> None:
+        """The bias is `[output channels]` of the operands' element type."""
+        assert self.bias is not None
+        if list(shape_of(self.bias.type)) != [channels]:
+            raise VerifyException(
+                f"'rdu.conv' bias shape {list(shape_of(self.bias.type))} should be [{channels}] "
+                "(the output channels)"
+            )
+        _same_element(self, self.input.type, self.bias.type, "input and bias")
 
     def dims_for(self, ins: Sequence[Shape], outs: Sequence[Shape]) -> DimMap:
-        """Batch to batch, out-channels (weight dim 0) to dim 1; input channels and the
-        kernel window are summed, spatial dims are windows (blocked); grouped
-        channels are blocked."""
+        """Batch to batch, out-channels (weight dim 0, the bias's one dim) to dim
+        1; input channels and the kernel window are summed, spatial dims are
+        windows (blocked); grouped channels are blocked."""
         image: list[Dest] = [0, Dim.REDUCED, *[Dim.BLOCKED] * (len(ins[0]) - 2)]
         weight: list[Dest] = [1, *[Dim.REDUCED] * (len(ins[1]) - 1)]
         blocked = set(range(2, len(outs[0]))) | ({1} if self.groups.value.data != 1 else set())
-        return DimMap((tuple(image), tuple(weight)), frozenset(blocked), sums=True)
+        bias: tuple[tuple[Dest, ...], ...] = ((1,),) if len(ins) > 2 else ()
+        return DimMap((tuple(image), tuple(weight), *bias), frozenset(blocked), sums=True)
 
     def flops(self) -> int:
-        """2 x out_elems x (Cin / groups) x prod(kernel dims)."""
+        """2 x out_elems x (Cin / groups) x prod(kernel dims), plus one an
+        output for the bias."""
         weight = shape_of(self.weight.type)
-        return 2 * elements(self.result) * weight[1] * num_elements(weight[2:])
+        biased = elements(self.result) if self.bias is not None else 0
+        return 2 * elements(self.result) * weight[1] * num_elements(weight[2:]) + biased
 
 
 

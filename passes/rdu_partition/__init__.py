@@ -186,6 +186,7 @@ from rducc.errors import RduccError
 from rducc.model.kernel_timing import collective_seconds, peak_seconds
 from rducc.model.pipeline_schedule import default_microbatches
 from rducc.passes.common import RduPass
+from rducc.passes.rdu_partition.conv_bias import take_out_conv_biases
 from rducc.passes.rdu_partition.experts import Experts, expert_table, keeps_rows, local_expert_ids
 from rducc.passes.rdu_partition.index_map import known_values, rank_local
 from rducc.passes.rdu_partition.microbatches import microbatch_labels, order_one_f_one_b
@@ -3103,6 +3104,7 @@ def partition_module(module: ModuleOp, tp: int, pp: int, strict: bool = True, dp
     replicated = 0
     training = is_training_step(module)  # once: it walks the whole module
     if tp > 1:
+        take_out_conv_biases(module)  # a row split's partial sums must not each add the bias
         replicated += _partition_tp(module, tp, strict=strict, experts=ep > 1, program_ranks=tp * dp,
                                     sequence_parallel=sequence_parallel, training=training)
         note_whole_weights(module)

@@ -242,6 +242,18 @@
 // CHECK: Operation does not verify: 'rdu.conv' input and weight: element types differ (f32 vs f16)
 
 // -----
+
+%img, %k, %b = "test.op"() : () -> (tensor<1x3x8x8xbf16>, tensor<4x3x3x3xbf16>, tensor<3xbf16>)
+%c = rdu.conv %img, %k bias %b : tensor<3xbf16> stride [1, 1] padding [0, 0] dilation [1, 1] groups 1 : tensor<1x3x8x8xbf16>, tensor<4x3x3x3xbf16> -> tensor<1x4x6x6xbf16>
+// CHECK: Operation does not verify: 'rdu.conv' bias shape [3] should be [4] (the output channels)
+
+// -----
+
+%img, %k, %b = "test.op"() : () -> (tensor<1x3x8x8xbf16>, tensor<4x3x3x3xbf16>, tensor<4xf32>)
+%c = rdu.conv %img, %k bias %b : tensor<4xf32> stride [1, 1] padding [0, 0] dilation [1, 1] groups 1 : tensor<1x3x8x8xbf16>, tensor<4x3x3x3xbf16> -> tensor<1x4x6x6xbf16>
+// CHECK: Operation does not verify: 'rdu.conv' input and bias: element types differ (bf16 vs f32)
+
+// -----
 // rdu.pool
 
 %img = "test.op"() : () -> tensor<8x8xf32>

@@ -7,7 +7,11 @@ fixed order: on a CPU without oneDNN's bf16 kernels it runs im2col and a
 kernels. rducc computed f32 sums (oneDNN's f32 order) rounded once, which put
 1 to 3 outputs in 10^4 a bf16 rounding away from eager autocast's on larger
 shapes (an AVX2 machine); torch's kernel on the 16-bit operands is eager's on
-whatever CPU runs the test. One program with every geometry, compiled once.
+whatever CPU runs the test. With a bias, eager's kernel adds it to the sums
+before their one rounding: `rdu.conv` carries it as an operand and the kernel
+gets it (before, rducc added it to f32 sums in its own order, then rounded:
+a bf16 output in 10^4 and 290 of 7,200 f16 ones off on this machine). One
+program with every geometry, without and with a bias, compiled once a type.
 """
 
 from __future__ import annotations
@@ -31,7 +35,8 @@ GEOMETRIES = {
 
 
 class Convolutions(nn.Module):
-    """Every geometry's convolution of its own input, by a bf16 weight, no bias."""
+    """Every geometry's convolution of its own input by a 16-bit weight: first
+    without a bias, then with one."""
 
     def __init__(self, dtype: torch.dtype) -> None:
         super().__init__()
@@ -39,11 +44,15 @@ class Convolutions(nn.Module):
         self.weights = nn.ParameterList(
             nn.Parameter((torch.randn(w, generator=generator) / 8).to(dtype), requires_grad=False)
             for _, w, *_ in GEOMETRIES.values())
+        self.biases = nn.ParameterList(
+            nn.Parameter(torch.randn(w[0], generator=generator).to(dtype), requires_grad=False)
+            for _, w, *_ in GEOMETRIES.values())
 
     def forward(self, *inputs: torch.Tensor) -> tuple[torch.Tensor, ...]:
         convolve = {3: nn.functional.conv1d, 4: nn.functional.conv2d}
-        return tuple(convolve[x.dim()](x, w, None, s, p, d, g)
-                     for x, w, (_, _, s, p, d, g) in zip(inputs, self.weights, GEOMETRIES.values(), strict=True))
+        geometries = list(zip(inputs, self.weights, self.biases, GEOMETRIES.values(), strict=True))
+        return tuple(convolve[x.dim()](x, w, b if biased else None, s, p, d, g)
+                     for biased in (False, True) for x, w, b, (_, _, s, p, d, g) in geometries)
 
 
 @pytest.fixture(scope="module", params=[torch.bfloat16, torch.float16], ids=["bf16", "f16"])
@@ -55,10 +64,13 @@ def compiled(request: pytest.FixtureRequest) -> tuple[tuple[torch.Tensor, ...], 
     return inputs, program(*inputs), model(*inputs)
 
 
+@pytest.mark.parametrize("biased", [False, True], ids=["", "bias"])
 @pytest.mark.parametrize("index, name", list(enumerate(GEOMETRIES)))
-def test_half_convolution_forward_is_torchs_kernel_bit_for_bit(compiled: tuple, index: int, name: str) -> None:
+def test_half_convolution_forward_is_torchs_kernel_bit_for_bit(compiled: tuple, index: int, name: str,
+                                                               biased: bool) -> None:
     _, got, want = compiled
-    result = torch.as_tensor(got[index])
-    assert result.dtype == want[index].dtype
-    off = int((result != want[index]).sum())
-    assert off == 0, f"{name}: {off} of {want[index].numel()} outputs differ from torch's kernel"
+    at = index + len(GEOMETRIES) * biased
+    result = torch.as_tensor(got[at])
+    assert result.dtype == want[at].dtype
+    off = int((result != want[at]).sum())
+    assert off == 0, f"{name}: {off} of {want[at].numel()} outputs differ from torch's kernel"
