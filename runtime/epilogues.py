@@ -53,8 +53,9 @@ Product = rdu.MatmulOp | rdu.ConvOp
 
 def _product(product: Operation, placement: Placement) -> bool:
     """The op is a linear layer's product (a rank-2 weight) or a convolution
-    without a bias of its own, whose value only a map reads."""
-    if not isinstance(product, Product) or (isinstance(product, rdu.ConvOp) and product.bias is not None):
+    (not transposed) without a bias of its own, whose value only a map reads."""
+    if not isinstance(product, Product) or (isinstance(product, rdu.ConvOp)
+                                            and (product.bias is not None or product.transposed is not None)):
         return False
     types = (*(v.type for v in product.operands), product.result.type)
     weight = product.rhs if isinstance(product, rdu.MatmulOp) else product.weight

@@ -553,6 +553,22 @@ def conv(
     return out
 
 
+def conv_transpose(x: np.ndarray, weight: np.ndarray, bias: np.ndarray | None, geometry: ConvGeometry,
+                   dtype: np.dtype, out: np.ndarray | None = None) -> np.ndarray:
+    """A transposed convolution (`rdu.conv` with `transposed`) as ATen's
+    `convolution` kernel with its bias, eager's call: 16-bit operands whose
+    result is their type stay 16-bit (the bias added before the one
+    rounding, as eager autocast's); any other result computes in its opmath
+    type and rounds once to `dtype`."""
+    compute = dtype if x.dtype == weight.dtype == dtype and dtype in HALF_DTYPES else compute_dtype(dtype)
+    operands = [None if a is None else as_torch(a.astype(compute, copy=False)) for a in (x, weight, bias)]
+    result = _from_torch(torch.ops.aten.convolution(*operands, *geometry)).astype(dtype, copy=False)
+    if out is None:
+        return result
+    out[...] = result
+    return out
+
+
 def _half_conv(x: np.ndarray, weight: np.ndarray, bias: np.ndarray | None, stride: Sequence[int],
                padding: Sequence[int], dilation: Sequence[int], groups: int, out: np.ndarray | None) -> np.ndarray:
     """A bf16/f16 convolution as torch's kernel on the 16-bit operands and bias

@@ -8,7 +8,7 @@ convolution becomes what it computes: the convolution without its bias in
 float32, and an `rdu.map` adding the `[C, 1, ...]` bias and rounding once to
 the result's type, which the partitioner places after the all-reduce like
 any bias add. Data parallelism (whole images a replica) keeps the bias in the
-op.
+op, and so does a transposed convolution (its channels are never split).
 """
 
 from __future__ import annotations
@@ -23,7 +23,8 @@ from rducc.dialects.rdu.dataflow import ConvOp, MapOp, ReshapeOp, YieldOp
 
 def take_out_conv_biases(module: ModuleOp) -> None:
     """Rewrite every biased `rdu.conv` of `module` as a convolution and a bias add."""
-    for conv in [op for op in module.walk() if isinstance(op, ConvOp) and op.bias is not None]:
+    for conv in [op for op in module.walk() if isinstance(op, ConvOp) and op.bias is not None
+                 and op.transposed is None]:  # a transposed one's channels are never split
         Rewriter.replace_op(conv, _unbiased(conv))
 
 
