@@ -2578,8 +2578,8 @@ class _TensorPartitioner:
         channels per rank and gives a partial sum (`_plan_partial`, the row split).
         Replicated when data parallel, grouped, transposed, or the channels do not divide."""
         channels = self.full_shape(op.weight)[0]
-        if (self.data_parallel or op.transposed is not None or not self._is_weight(_uncast(op.weight)) or op.groups.value.data != 1
-                or channels % self.tp):
+        if (self.data_parallel or op.transposed is not None or not self._is_weight(_uncast(op.weight))
+                or op.groups.value.data != 1 or channels % self.tp):
             return [None, None], None
         return [None, Split.whole(0, self.tp)], Split.whole(1, self.tp)
 

@@ -37,8 +37,8 @@ def _unbiased(conv: ConvOp) -> list[Operation]:
     bias_type = conv.bias.type
     assert isinstance(bias_type, TensorType)
     channels = ReshapeOp(conv.bias, TensorType(bias_type.element_type, [shape[1]] + [1] * (len(shape) - 2)))
-    sums = ConvOp(conv.input, conv.weight, conv.stride.get_values(), conv.padding.get_values(),
-                  conv.dilation.get_values(), conv.groups.value.data, TensorType(f32, shape))
+    stride, padding, dilation, _, groups = conv.geometry()
+    sums = ConvOp(conv.input, conv.weight, stride, padding, dilation, groups, TensorType(f32, shape))
     added = MapOp([sums.result, channels.result], result, Region(_add_block(bias_type.element_type, result)))
     for op in (channels, sums, added):  # its layer, training phase and the rest
         op.attributes.update(conv.attributes)
