@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from xdsl.dialects import arith
 from xdsl.dialects.builtin import Float32Type, ModuleOp, TensorType, f32
-from xdsl.ir import Attribute, Block, Operation, Region
+from xdsl.ir import Attribute, Block, Operation, Region, SSAValue
 from xdsl.rewriter import Rewriter
 
 from rducc.dialects.rdu.dataflow import ConvOp, MapOp, ReshapeOp, YieldOp
@@ -50,7 +50,7 @@ def _add_block(bias_element: Attribute, result: TensorType) -> Block:
     """`sum + extf(bias)`, truncated to the result's element type."""
     block = Block(arg_types=[f32, bias_element])
     body: list[Operation] = []
-    bias = block.args[1]
+    bias: SSAValue = block.args[1]
     if not isinstance(bias_element, Float32Type):
         widened = arith.ExtFOp(bias, f32)
         body.append(widened)
