@@ -22,7 +22,9 @@ product only up to the map). The pair also needs:
 - the map's body one `arith.addf` of its two arguments, its other input a
   rank-1 bias of the product's last dim, its result the product's type.
 
-A convolution and its bias add pair the same way (`kernels.conv` with the
+A convolution (with no bias operand: an imported one carries its bias,
+`rdu.conv`'s; the partitioner takes it out again where a split sums partial
+products) and its bias add pair the same way (`kernels.conv` with the
 bias: oneDNN adds it in the convolution's epilogue, as eager's `F.conv2d`
 does; the GEMM paths add it in place): an `rdu.conv` read by the map alone,
 f32 or f64 of one dtype, the bias `[C, 1, ...]` of the result's channels
@@ -51,8 +53,9 @@ Product = rdu.MatmulOp | rdu.ConvOp
 
 def _product(product: Operation, placement: Placement) -> bool:
     """The op is a linear layer's product (a rank-2 weight) or a convolution
-    whose value only a map reads."""
-    if not isinstance(product, Product):
+    (not transposed) without a bias of its own, whose value only a map reads."""
+    if not isinstance(product, Product) or (isinstance(product, rdu.ConvOp)
+                                            and (product.bias is not None or product.transposed is not None)):
         return False
     types = (*(v.type for v in product.operands), product.result.type)
     weight = product.rhs if isinstance(product, rdu.MatmulOp) else product.weight

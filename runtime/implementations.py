@@ -88,12 +88,25 @@ def _conv(op: Operation) -> Kernel:
     assert isinstance(op, rdu.ConvOp)
     stride, padding, dilation = _ints(op.stride), _ints(op.padding), _ints(op.dilation)
     groups, dtype = op.groups.value.data, tensor_signature(op.result.type)[1]
+    if op.transposed is not None:
+        return _conv_transpose(op, dtype)
     x_shape, w_shape = tensor_signature(op.input.type)[0], tensor_signature(op.weight.type)[0]
     plan = kernels.conv_plan(tuple(x_shape), tuple(w_shape), stride, padding, dilation, groups,
                              compute_dtype(dtype))  # the path, once, from the op's shapes
     return writing_into(
-        lambda context, x, weight: kernels.conv(x, weight, stride, padding, dilation, groups, dtype, plan=plan),
-        lambda context, out, x, weight: kernels.conv(x, weight, stride, padding, dilation, groups, dtype, out, plan))
+        lambda context, x, weight, bias=None: kernels.conv(x, weight, stride, padding, dilation, groups, dtype,
+                                                           plan=plan, bias=bias),
+        lambda context, out, x, weight, bias=None: kernels.conv(x, weight, stride, padding, dilation, groups, dtype,
+                                                                out, plan, bias))
+
+
+def _conv_transpose(op: rdu.ConvOp, dtype: np.dtype) -> Kernel:
+    """A transposed convolution's kernel: ATen's, with its bias (`kernels.conv_transpose`)."""
+    stride, padding, dilation, extra, groups = op.geometry()
+    geometry = kernels.ConvGeometry(stride, padding, dilation, True, extra, groups)
+    return writing_into(
+        lambda context, x, weight, bias=None: kernels.conv_transpose(x, weight, bias, geometry, dtype),
+        lambda context, out, x, weight, bias=None: kernels.conv_transpose(x, weight, bias, geometry, dtype, out))
 
 
 @implements(rdu.PoolOp)

@@ -874,10 +874,11 @@ class PlacedProgram(Runner):
                 fresh = own_bytes and _read_by_slot(result, views) and _read_by_slot(bias_add.results[0], views) \
                     and _sound(op, verdicts)
                 linear = self._linear_step(body_op, folds.bias[bias_add], dest, fresh)
-            elif isinstance(body_op, rdu.ConvOp) and own_bytes and _read_by_slot(result, views) \
-                    and _sound(op, verdicts):
+            elif isinstance(body_op, rdu.ConvOp) and body_op.transposed is None and own_bytes \
+                    and _read_by_slot(result, views) and _sound(op, verdicts):
+                bias = None if body_op.bias is None else self._table.use(body_op.bias)
                 linear = self._conv_step(body_op, self._table.use(body_op.input), self._table.use(body_op.weight),
-                                         None, dest, fresh=True)
+                                         bias, dest, fresh=True)
             if linear is not None:
                 first.append((linear, body_op))
                 later.append((linear, body_op))

@@ -517,19 +517,20 @@ def conv(
     (`_window_conv`); any other of 1-3 spatial dims in f32/f64 runs PyTorch's
     own CPU convolution (`torch.nn.functional.conv{1,2,3}d`, on the arrays'
     memory: oneDNN's direct kernels, on torch's threads). f16/bf16 operands
-    whose result is their type (no bias) run as torch's convolution on the
-    16-bit operands (`_half_conv`): eager autocast's kernel, so its bits; with
-    another `dtype` (f32 for a bf16 conv with a bias, which keeps the f32
-    sums) they run in f32 and round once to `dtype`. With `out` (a C-contiguous array
+    whose result is their type run as torch's convolution on the 16-bit
+    operands, with their bias (`_half_conv`): eager autocast's kernel, so its
+    bits, the bias added before its one rounding; with another `dtype` (f32)
+    they run in f32 and round once to `dtype`. With `out` (a C-contiguous array
     of the result's shape and dtype) the result is written there. The bias is
     oneDNN's epilogue on torch's path (eager's `F.conv2d` with its bias), one
     in-place add after the GEMM on the others (`rducc.runtime.epilogues`).
     """
     dtype = x.dtype if dtype is None else np.dtype(dtype)
-    if x.dtype == weight.dtype == dtype and dtype in (BF16, F16) and bias is None and x.ndim - 2 in _TORCH_CONV:
-        return _half_conv(x, weight, stride, padding, dilation, groups, out)
+    if x.dtype == weight.dtype == dtype and dtype in (BF16, F16) and x.ndim - 2 in _TORCH_CONV:
+        return _half_conv(x, weight, bias, stride, padding, dilation, groups, out)
     compute = compute_dtype(dtype)
     source, w = x.astype(compute, copy=False), weight.astype(compute, copy=False)
+    bias = None if bias is None else bias.astype(compute, copy=False)
     if plan is None or plan.shapes != (x.shape, weight.shape):  # a plan is for the shapes it was made for
         plan = conv_plan(x.shape, weight.shape, tuple(stride), tuple(padding), tuple(dilation), groups, compute)
     direct = out if compute == dtype else None
@@ -552,16 +553,33 @@ def conv(
     return out
 
 
-def _half_conv(x: np.ndarray, weight: np.ndarray, stride: Sequence[int], padding: Sequence[int],
-               dilation: Sequence[int], groups: int, out: np.ndarray | None) -> np.ndarray:
-    """A bf16/f16 convolution as torch's kernel on the 16-bit operands (eager
-    autocast's call): how its sums are ordered and rounded depends on the CPU
-    (oneDNN's bf16 kernels, or im2col and a 16-bit GEMM that accumulates in
-    f32 in its own order), so f32 sums rounded once differ from it in about
-    one output in 10^4 on larger shapes (rdu.conv_grad does the same for the
-    backward)."""
-    result = _from_torch(_TORCH_CONV[x.ndim - 2](_outermost_ones(as_torch(x)), as_torch(weight), None, tuple(stride),
-                                                 tuple(padding), tuple(dilation), groups))
+def conv_transpose(x: np.ndarray, weight: np.ndarray, bias: np.ndarray | None, geometry: ConvGeometry,
+                   dtype: np.dtype, out: np.ndarray | None = None) -> np.ndarray:
+    """A transposed convolution (`rdu.conv` with `transposed`) as ATen's
+    `convolution` kernel with its bias, eager's call: 16-bit operands whose
+    result is their type stay 16-bit (the bias added before the one
+    rounding, as eager autocast's); any other result computes in its opmath
+    type and rounds once to `dtype`."""
+    compute = dtype if x.dtype == weight.dtype == dtype and dtype in HALF_DTYPES else compute_dtype(dtype)
+    operands = [None if a is None else as_torch(a.astype(compute, copy=False)) for a in (x, weight, bias)]
+    result = _from_torch(torch.ops.aten.convolution(*operands, *geometry)).astype(dtype, copy=False)
+    if out is None:
+        return result
+    out[...] = result
+    return out
+
+
+def _half_conv(x: np.ndarray, weight: np.ndarray, bias: np.ndarray | None, stride: Sequence[int],
+               padding: Sequence[int], dilation: Sequence[int], groups: int, out: np.ndarray | None) -> np.ndarray:
+    """A bf16/f16 convolution as torch's kernel on the 16-bit operands and bias
+    (eager autocast's call): how its sums are ordered and rounded depends on
+    the CPU (oneDNN's bf16 kernels, or im2col and a 16-bit GEMM that
+    accumulates in f32 in its own order), so f32 sums rounded once differ from
+    it in about one output in 10^4 on larger shapes, and a bias added after a
+    rounding in more (rdu.conv_grad does the same for the backward)."""
+    channels = None if bias is None else as_torch(bias.reshape(-1))
+    result = _from_torch(_TORCH_CONV[x.ndim - 2](_outermost_ones(as_torch(x)), as_torch(weight), channels,
+                                                 tuple(stride), tuple(padding), tuple(dilation), groups))
     if out is None:
         return result
     out[...] = result

@@ -1,7 +1,9 @@
 """Convolution and pooling: `rdu.conv` and `rdu.pool` where they fit, window
 gathers where they do not.
 
-- Transposed convolution is the direct convolution of the input with zeros
+- A 16-bit convolution is one `rdu.conv`, bias and transposed form included
+  (ATen's kernel at run time: eager autocast's bits).
+- A wider transposed convolution is the direct convolution of the input with zeros
   inserted between its elements (stride - 1 of them), padded by
   dilation * (kernel - 1) - padding (plus output_padding at the end), by the
   weight with its in/out channels swapped per group and its window flipped.
@@ -57,30 +59,38 @@ def _zeros(g: GraphImporter, element: Attribute, shape: Sequence[int]) -> SSAVal
 
 @converts("aten.convolution.default")
 def convert_convolution(g: GraphImporter, node: torch.fx.Node) -> SSAValue:
+    """One `rdu.conv`. A result narrower than its opmath type (bf16, f16) is
+    ATen's kernel's: the bias is the op's operand (the kernel adds it to the
+    f32 sums before their one rounding; an add after the rounded convolution
+    would round twice) and a transposed convolution is the op's transposed
+    form. A wider result (f32, f64) is computed as rducc always has (its bits
+    unchanged): the bias added after the convolution by an `rdu.map` (no
+    rounding between them; the runtime folds the pair into one step where it
+    can, `rducc.runtime.epilogues`), a transposed convolution as a direct one
+    of the spread input (the module docstring)."""
     args = node_arguments(node)
     value, weight = g.value(args["input"]), g.value(args["weight"])
     spatial = len(shape_of(value)) - 2
     out = result_type(node)
-    compute = opmath_type(out.element_type)
     stride = _per_dim(args["stride"], spatial, 1)
     padding = _per_dim(args["padding"], spatial, 0)
     dilation = _per_dim(args["dilation"], spatial, 1)
     groups = args["groups"]
+    bias = None if args["bias"] is None else g.value(args["bias"])
+    if opmath_type(out.element_type) != out.element_type:
+        bias = None if bias is None else cast(g, bias, element_of(value))
+        extra = _per_dim(args["output_padding"], spatial, 0) if args["transposed"] else None
+        return g.emit(ConvOp(value, weight, stride, padding, dilation, groups, out, bias, extra))
     if args["transposed"]:
         output_padding = _per_dim(args["output_padding"], spatial, 0)
         value = _transposed_input(g, value, shape_of(weight)[2:], stride, padding, dilation, output_padding)
         weight = _transposed_weight(g, weight, groups)
         stride, padding = [1] * spatial, [0] * spatial
-    # with a bias, the convolution stays in the opmath type so the add rounds once
-    conv_type = out if args["bias"] is None else TensorType(compute, out.get_shape())
-    conv = g.emit(ConvOp(value, weight, stride, padding, dilation, groups, conv_type))
-    if args["bias"] is None:
+    conv = g.emit(ConvOp(value, weight, stride, padding, dilation, groups, out))
+    if bias is None:
         return conv
-    bias = reshape(g, g.value(args["bias"]), [out.get_shape()[1]] + [1] * spatial)
-    return g.map(
-        [conv, bias], out,
-        lambda b, xs: b.add(b.cast(xs[0], compute), b.cast(xs[1], compute)),  # type: ignore[arg-type]
-    )
+    channels = reshape(g, bias, [out.get_shape()[1]] + [1] * spatial)
+    return g.map([conv, channels], out, lambda b, xs: b.add(xs[0], b.cast(xs[1], out.element_type)))  # type: ignore[arg-type]
 
 
 @converts("aten.convolution_backward.default")

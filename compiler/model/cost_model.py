@@ -51,7 +51,9 @@ Each op carries its count (`flops()`, dialects/op_facts.py); an op with none is 
 - `rdu.matmul`: 2 x M x N x K x batch, with `[..., M, N]` the result,
   K = the lhs's last dim and batch = product of the result's leading dims;
 - `rdu.conv`: 2 x out_elems x (Cin / groups) x prod(kernel dims), with
-  Cin / groups = weight dim 1 and the kernel dims = weight dims 2..;
+  Cin / groups = weight dim 1 and the kernel dims = weight dims 2.. (a
+  transposed one's: 2 x in_elems x (Cout / groups = weight dim 1) x
+  prod(kernel dims)), plus out_elems for a bias;
 - `rdu.map`: out_elems x (number of `arith.*` / `math.*` / `rdu.remf` ops in its body,
   not counting `arith.constant`; a transcendental such as `math.erf` or
   `math.exp`, a cast, a compare or a select counts 1 like an add; an

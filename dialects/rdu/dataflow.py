@@ -36,6 +36,7 @@ from xdsl.irdl import (
     irdl_to_attr_constraint,
     lazy_traits_def,
     operand_def,
+    opt_operand_def,
     opt_prop_def,
     prop_def,
     region_def,
@@ -620,14 +621,22 @@ def _verify_window_attrs(op: IRDLOperation, spatial: int, **arrays: DenseArrayBa
             raise VerifyException(
                 f"'{op.name}' {label} has {len(values)} entries, expected {spatial}"
             )
-        minimum = 0 if label == "padding" else 1
+        minimum = 0 if label in ("padding", "output_padding") else 1
         if any(v < minimum for v in values):
             raise VerifyException(f"'{op.name}' {label} entries must be >= {minimum}")
 
 
 @irdl_op_definition
 class ConvOp(IRDLOperation, OpFacts):
-    """N-d convolution, NC[spatial] input, O(C/groups)[kernel] weight.
+    """N-d convolution, NC[spatial] input, O(C/groups)[kernel] weight, plus an
+    optional `[O]` bias of the operands' element type added to every output
+    of its channel (ATen's `convolution(x, w, b)`: the bias goes into the sums
+    before the one rounding to the result type, as eager's kernel adds it).
+
+    With `transposed` it is ATen's transposed convolution (`conv_transpose`):
+    weight C(O/groups)[kernel], output size (n - 1) x stride - 2 x padding +
+    dilation x (kernel - 1) + output_padding + 1; its channels are read whole
+    (the dim map blocks them), so a split never cuts them.
 
     The result may be wider than the operands (bf16 in, f32 accumulated out).
     """
@@ -636,15 +645,19 @@ class ConvOp(IRDLOperation, OpFacts):
     SHARDS: ClassVar[bool] = True
     input = operand_def(STATIC_TENSOR)
     weight = operand_def(STATIC_TENSOR)
+    bias = opt_operand_def(STATIC_TENSOR)
     stride = prop_def(DenseArrayBase.constr(I64))
     padding = prop_def(DenseArrayBase.constr(I64))
     dilation = prop_def(DenseArrayBase.constr(I64))
+    output_padding = opt_prop_def(DenseArrayBase.constr(I64))
     groups = prop_def(IntegerAttr[I64])
+    transposed = opt_prop_def(UnitAttr)
     result = result_def(STATIC_TENSOR)
     traits = traits_def(Pure())
     assembly_format = (
-        "$input `,` $weight `stride` $stride `padding` $padding `dilation` $dilation "
-        "`groups` $groups attr-dict `:` type($input) `,` type($weight) `->` type($result)"
+        "$input `,` $weight (`bias` $bias^ `:` type($bias))? `stride` $stride `padding` $padding "
+        "`dilation` $dilation (`output_padding` $output_padding^)? `groups` $groups (`transposed` $transposed^)? "
+        "attr-dict `:` type($input) `,` type($weight) `->` type($result)"
     )
 
     def __init__(
@@ -656,17 +669,29 @@ class ConvOp(IRDLOperation, OpFacts):
         dilation: Sequence[int],
         groups: int,
         result_type: Attribute,
+        bias: SSAValue | None = None,
+        output_padding: Sequence[int] | None = None,
     ):
+        """A transposed convolution when `output_padding` is given."""
+        properties: dict[str, Attribute] = {
+            "stride": _i64_array(stride),
+            "padding": _i64_array(padding),
+            "dilation": _i64_array(dilation),
+            "groups": IntegerAttr(groups, i64),
+        }
+        if output_padding is not None:
+            properties |= {"output_padding": _i64_array(output_padding), "transposed": UnitAttr()}
         super().__init__(
-            operands=[input, weight],
+            operands=[input, weight, [] if bias is None else [bias]],
             result_types=[result_type],
-            properties={
-                "stride": _i64_array(stride),
-                "padding": _i64_array(padding),
-                "dilation": _i64_array(dilation),
-                "groups": IntegerAttr(groups, i64),
-            },
+            properties=properties,
         )
+
+    def geometry(self) -> tuple[tuple[int, ...], tuple[int, ...], tuple[int, ...], tuple[int, ...], int]:
+        """(stride, padding, dilation, output_padding (zeros for a direct one), groups)."""
+        stride, padding, dilation = _ints(self.stride), _ints(self.padding), _ints(self.dilation)
+        extra = _ints(self.output_padding) if self.output_padding is not None else [0] * len(stride)
+        return tuple(stride), tuple(padding), tuple(dilation), tuple(extra), self.groups.value.data
 
     def verify_(self) -> None:
         x, w, y = shape_of(self.input.type), shape_of(self.weight.type), shape_of(self.result.type)
@@ -676,35 +701,70 @@ class ConvOp(IRDLOperation, OpFacts):
         _verify_window_attrs(
             self, spatial, stride=self.stride, padding=self.padding, dilation=self.dilation
         )
+        if (self.transposed is None) != (self.output_padding is None):
+            raise VerifyException("'rdu.conv' output_padding goes with transposed, and transposed needs it")
         groups = self.groups.value.data
-        if groups < 1 or x[1] % groups or w[0] % groups or w[1] * groups != x[1]:
+        channels_in, per_group, channels_out = (w[0], w[0] // max(groups, 1), w[1] * groups) \
+            if self.transposed else (w[1] * groups, w[1], w[0])
+        if groups < 1 or x[1] % groups or channels_in % groups or channels_in != x[1] \
+                or (self.transposed is None and w[0] % groups):
             raise VerifyException(
                 f"'rdu.conv' channels do not match: input has {x[1]}, weight "
-                f"expects {w[1]} x {groups} groups"
+                f"expects {per_group} x {groups} groups"
             )
-        expected = [x[0], w[0]] + [
-            window_output_size(x[2 + i], w[2 + i], s, p, d, False)
-            for i, (s, p, d) in enumerate(
-                zip(_ints(self.stride), _ints(self.padding), _ints(self.dilation))
-            )
-        ]
+        expected = [x[0], channels_out] + self._output_sizes(x[2:], w[2:])
         if list(y) != expected:
             raise VerifyException(f"'rdu.conv' result shape {list(y)} should be {expected}")
         _same_element(self, self.input.type, self.weight.type, "input and weight")
+        if self.bias is not None:
+            self._verify_bias(channels_out)
+
+    def _output_sizes(self, sizes: Sequence[int], kernel: Sequence[int]) -> list[int]:
+        """The result's spatial sizes (a transposed one's: torch's formula;
+        its output_padding must be below its stride or its dilation)."""
+        stride, padding, dilation, extra, _ = self.geometry()
+        if self.transposed is None:
+            return [window_output_size(n, k, s, p, d, False)
+                    for n, k, s, p, d in zip(sizes, kernel, stride, padding, dilation)]
+        _verify_window_attrs(self, len(sizes), output_padding=self.output_padding)  # type: ignore[arg-type]
+        if any(e >= max(s, d) for e, s, d in zip(extra, stride, dilation)):
+            raise VerifyException("'rdu.conv' output_padding must be smaller than stride or dilation")
+        return [(n - 1) * s - 2 * p + d * (k - 1) + e + 1
+                for n, k, s, p, d, e in zip(sizes, kernel, stride, padding, dilation, extra)]
+
+    def _verify_bias(self, channels: int) -> None:
+        """The bias is `[output channels]` of the operands' element type."""
+        assert self.bias is not None
+        if list(shape_of(self.bias.type)) != [channels]:
+            raise VerifyException(
+                f"'rdu.conv' bias shape {list(shape_of(self.bias.type))} should be [{channels}] "
+                "(the output channels)"
+            )
+        _same_element(self, self.input.type, self.bias.type, "input and bias")
 
     def dims_for(self, ins: Sequence[Shape], outs: Sequence[Shape]) -> DimMap:
-        """Batch to batch, out-channels (weight dim 0) to dim 1; input channels and the
-        kernel window are summed, spatial dims are windows (blocked); grouped
-        channels are blocked."""
+        """Batch to batch, out-channels (weight dim 0, the bias's one dim) to dim
+        1; input channels and the kernel window are summed, spatial dims are
+        windows (blocked); grouped channels are blocked. A transposed one: its
+        batch alone moves, every other dim read whole."""
+        if self.transposed is not None:
+            return DimMap(((0, *[Dim.BLOCKED] * (len(ins[0]) - 1)),
+                           *((Dim.BLOCKED,) * len(shape) for shape in ins[1:])),
+                          frozenset(range(1, len(outs[0]))))
         image: list[Dest] = [0, Dim.REDUCED, *[Dim.BLOCKED] * (len(ins[0]) - 2)]
         weight: list[Dest] = [1, *[Dim.REDUCED] * (len(ins[1]) - 1)]
         blocked = set(range(2, len(outs[0]))) | ({1} if self.groups.value.data != 1 else set())
-        return DimMap((tuple(image), tuple(weight)), frozenset(blocked), sums=True)
+        bias: tuple[tuple[Dest, ...], ...] = ((1,),) if len(ins) > 2 else ()
+        return DimMap((tuple(image), tuple(weight), *bias), frozenset(blocked), sums=True)
 
     def flops(self) -> int:
-        """2 x out_elems x (Cin / groups) x prod(kernel dims)."""
+        """2 x out_elems x (Cin / groups) x prod(kernel dims) (a transposed
+        one's: 2 x in_elems x (Cout / groups) x prod(kernel dims)), plus one an
+        output for the bias."""
         weight = shape_of(self.weight.type)
-        return 2 * elements(self.result) * weight[1] * num_elements(weight[2:])
+        biased = elements(self.result) if self.bias is not None else 0
+        source = self.input if self.transposed is not None else self.result
+        return 2 * elements(source) * weight[1] * num_elements(weight[2:]) + biased
 
 
 

@@ -186,6 +186,7 @@ from rducc.errors import RduccError
 from rducc.model.kernel_timing import collective_seconds, peak_seconds
 from rducc.model.pipeline_schedule import default_microbatches
 from rducc.passes.common import RduPass
+from rducc.passes.rdu_partition.conv_bias import take_out_conv_biases
 from rducc.passes.rdu_partition.experts import Experts, expert_table, keeps_rows, local_expert_ids
 from rducc.passes.rdu_partition.index_map import known_values, rank_local
 from rducc.passes.rdu_partition.microbatches import microbatch_labels, order_one_f_one_b
@@ -530,7 +531,10 @@ def _channels_split(splits: Sequence[Split | None]) -> bool:
 
 def _rank_groups(op: ConvOp) -> None:
     """A rank's convolution's groups: its input channels over its weight's channels a
-    group (whole groups a rank: fewer groups; each group's channels split: as many)."""
+    group (whole groups a rank: fewer groups; each group's channels split: as many).
+    A transposed one's channels are never split (its dim map blocks them)."""
+    if op.transposed is not None:
+        return
     op.groups = IntegerAttr(_shape(op.input)[1] // _shape(op.weight)[1], i64)
 
 
@@ -1675,7 +1679,8 @@ class _TensorPartitioner:
         if isinstance(op, ConcatOp) and (blocks := self._blocks_joined(op, splits)) is not None:
             return list(splits), blocks
         dims = op.dims_for([self.full_shape(v) for v in op.operands], [_shape(r) for r in op.results])
-        if isinstance(op, ConvOp) and op.groups.value.data != 1 and _channels_split(splits):
+        if isinstance(op, ConvOp) and op.transposed is None and op.groups.value.data != 1 \
+                and _channels_split(splits):
             return self._plan_grouped_conv(op, splits, dims)
         pieces: list[tuple[int, int, int, Period]] = []
         for split, dests in zip(splits, dims.operands):
@@ -2571,10 +2576,10 @@ class _TensorPartitioner:
         (the weight's dim 0, the result's channel dim 1) over every rank, as a linear
         layer's columns; the next convolution reads them split, contracts its input
         channels per rank and gives a partial sum (`_plan_partial`, the row split).
-        Replicated when data parallel, grouped, or the channels do not divide."""
+        Replicated when data parallel, grouped, transposed, or the channels do not divide."""
         channels = self.full_shape(op.weight)[0]
-        if (self.data_parallel or not self._is_weight(_uncast(op.weight)) or op.groups.value.data != 1
-                or channels % self.tp):
+        if (self.data_parallel or op.transposed is not None or not self._is_weight(_uncast(op.weight))
+                or op.groups.value.data != 1 or channels % self.tp):
             return [None, None], None
         return [None, Split.whole(0, self.tp)], Split.whole(1, self.tp)
 
@@ -3103,6 +3108,7 @@ def partition_module(module: ModuleOp, tp: int, pp: int, strict: bool = True, dp
     replicated = 0
     training = is_training_step(module)  # once: it walks the whole module
     if tp > 1:
+        take_out_conv_biases(module)  # a row split's partial sums must not each add the bias
         replicated += _partition_tp(module, tp, strict=strict, experts=ep > 1, program_ranks=tp * dp,
                                     sequence_parallel=sequence_parallel, training=training)
         note_whole_weights(module)

@@ -242,6 +242,42 @@
 // CHECK: Operation does not verify: 'rdu.conv' input and weight: element types differ (f32 vs f16)
 
 // -----
+
+%img, %k, %b = "test.op"() : () -> (tensor<1x3x8x8xbf16>, tensor<4x3x3x3xbf16>, tensor<3xbf16>)
+%c = rdu.conv %img, %k bias %b : tensor<3xbf16> stride [1, 1] padding [0, 0] dilation [1, 1] groups 1 : tensor<1x3x8x8xbf16>, tensor<4x3x3x3xbf16> -> tensor<1x4x6x6xbf16>
+// CHECK: Operation does not verify: 'rdu.conv' bias shape [3] should be [4] (the output channels)
+
+// -----
+
+%img, %k, %b = "test.op"() : () -> (tensor<1x3x8x8xbf16>, tensor<4x3x3x3xbf16>, tensor<4xf32>)
+%c = rdu.conv %img, %k bias %b : tensor<4xf32> stride [1, 1] padding [0, 0] dilation [1, 1] groups 1 : tensor<1x3x8x8xbf16>, tensor<4x3x3x3xbf16> -> tensor<1x4x6x6xbf16>
+// CHECK: Operation does not verify: 'rdu.conv' input and bias: element types differ (bf16 vs f32)
+
+// -----
+
+%img, %k = "test.op"() : () -> (tensor<1x3x8x8xbf16>, tensor<3x2x3x3xbf16>)
+%c = rdu.conv %img, %k stride [2, 2] padding [1, 1] dilation [1, 1] groups 1 transposed : tensor<1x3x8x8xbf16>, tensor<3x2x3x3xbf16> -> tensor<1x2x15x15xbf16>
+// CHECK: Operation does not verify: 'rdu.conv' output_padding goes with transposed, and transposed needs it
+
+// -----
+
+%img, %k = "test.op"() : () -> (tensor<1x3x8x8xbf16>, tensor<3x2x3x3xbf16>)
+%c = rdu.conv %img, %k stride [2, 2] padding [1, 1] dilation [1, 1] output_padding [2, 0] groups 1 transposed : tensor<1x3x8x8xbf16>, tensor<3x2x3x3xbf16> -> tensor<1x2x17x15xbf16>
+// CHECK: Operation does not verify: 'rdu.conv' output_padding must be smaller than stride or dilation
+
+// -----
+
+%img, %k = "test.op"() : () -> (tensor<1x4x8x8xbf16>, tensor<3x2x3x3xbf16>)
+%c = rdu.conv %img, %k stride [2, 2] padding [1, 1] dilation [1, 1] output_padding [1, 1] groups 1 transposed : tensor<1x4x8x8xbf16>, tensor<3x2x3x3xbf16> -> tensor<1x2x16x16xbf16>
+// CHECK: Operation does not verify: 'rdu.conv' channels do not match: input has 4, weight expects 3 x 1 groups
+
+// -----
+
+%img, %k = "test.op"() : () -> (tensor<1x3x8x8xbf16>, tensor<3x2x3x3xbf16>)
+%c = rdu.conv %img, %k stride [2, 2] padding [1, 1] dilation [1, 1] output_padding [1, 1] groups 1 transposed : tensor<1x3x8x8xbf16>, tensor<3x2x3x3xbf16> -> tensor<1x2x15x15xbf16>
+// CHECK: Operation does not verify: 'rdu.conv' result shape [1, 2, 15, 15] should be [1, 2, 16, 16]
+
+// -----
 // rdu.pool
 
 %img = "test.op"() : () -> tensor<8x8xf32>

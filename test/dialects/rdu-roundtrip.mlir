@@ -38,6 +38,14 @@
 %cum = rdu.scan sum %x dim 1 : tensor<2x8xf32> -> tensor<2x8xf32>
 // CHECK: %conv = rdu.conv %img, %k stride [2, 2] padding [1, 1] dilation [1, 1] groups 1 : tensor<1x3x8x8xf32>, tensor<4x3x3x3xf32> -> tensor<1x4x4x4xf32>
 %conv = rdu.conv %img, %k stride [2, 2] padding [1, 1] dilation [1, 1] groups 1 : tensor<1x3x8x8xf32>, tensor<4x3x3x3xf32> -> tensor<1x4x4x4xf32>
+// A convolution with its bias, an operand (a 16-bit one rounds once, as ATen's kernel).
+%himg, %hk, %hb = "test.op"() : () -> (tensor<1x3x8x8xbf16>, tensor<4x3x3x3xbf16>, tensor<4xbf16>)
+// CHECK: %biased = rdu.conv %himg, %hk bias %hb : tensor<4xbf16> stride [2, 2] padding [1, 1] dilation [1, 1] groups 1 : tensor<1x3x8x8xbf16>, tensor<4x3x3x3xbf16> -> tensor<1x4x4x4xbf16>
+%biased = rdu.conv %himg, %hk bias %hb : tensor<4xbf16> stride [2, 2] padding [1, 1] dilation [1, 1] groups 1 : tensor<1x3x8x8xbf16>, tensor<4x3x3x3xbf16> -> tensor<1x4x4x4xbf16>
+// A transposed convolution (ATen's conv_transpose): weight [in, out / groups, kernel].
+%upk, %upb = "test.op"() : () -> (tensor<3x2x3x3xbf16>, tensor<2xbf16>)
+// CHECK: %upsampled = rdu.conv %himg, %upk bias %upb : tensor<2xbf16> stride [2, 2] padding [1, 1] dilation [1, 1] output_padding [1, 1] groups 1 transposed : tensor<1x3x8x8xbf16>, tensor<3x2x3x3xbf16> -> tensor<1x2x16x16xbf16>
+%upsampled = rdu.conv %himg, %upk bias %upb : tensor<2xbf16> stride [2, 2] padding [1, 1] dilation [1, 1] output_padding [1, 1] groups 1 transposed : tensor<1x3x8x8xbf16>, tensor<3x2x3x3xbf16> -> tensor<1x2x16x16xbf16>
 // CHECK: %pool = rdu.pool max %img window [2, 2] stride [2, 2] padding [0, 0] dilation [1, 1] : tensor<1x3x8x8xf32> -> tensor<1x3x4x4xf32>
 %pool = rdu.pool max %img window [2, 2] stride [2, 2] padding [0, 0] dilation [1, 1] : tensor<1x3x8x8xf32> -> tensor<1x3x4x4xf32>
 // CHECK: %avg = rdu.pool avg %img window [3, 3] stride [2, 2] padding [1, 1] dilation [1, 1] ceil_mode : tensor<1x3x8x8xf32> -> tensor<1x3x5x5xf32>

@@ -386,3 +386,49 @@ def test_mixed_precision_verdict_is_the_issues_bar() -> None:
     assert not verdict([1.0, 0.9], [1.0, 2.005])  # a parameter farther
     assert verdict([1.002, 0.90100001], [1.0040001, 2.0])  # autocast's own result to float32 rounding
     assert not verdict([1.002, 0.901], [1.0, 2.0041])  # rducc near autocast, but not by the float32 bar
+
+
+class _BiasedBlock(nn.Module):
+    """A torchvision-like block, every convolution with a bias: a 3x3 stem, a
+    strided 3x3, a dilated depthwise, a grouped 3x3 and a pointwise
+    projection added back, pooled into a linear head."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.stem, self.down = nn.Conv2d(16, 16, 3, padding=1), nn.Conv2d(16, 32, 3, stride=2, padding=1)
+        self.depthwise = nn.Conv2d(32, 32, 3, padding=2, dilation=2, groups=32)
+        self.grouped, self.project = nn.Conv2d(32, 32, 3, padding=1, groups=4), nn.Conv2d(32, 32, 1)
+        self.head = nn.Linear(32, 10)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        features = torch.relu(self.down(torch.relu(self.stem(x))))
+        branch = self.project(torch.relu(self.grouped(torch.relu(self.depthwise(features)))))
+        return self.head((features + branch).mean((2, 3)))
+
+
+@pytest.mark.parametrize("opt_level", [0, 2], ids=["O0", "O2"])
+def test_bf16_biased_convolutions_train_as_eager_autocast(opt_level: int) -> None:
+    """A bf16 CNN whose convolutions have biases, 2 SGD steps with momentum
+    under autocast: the parameters equal eager autocast's bit for bit, at -O0
+    and -O2 (fusion keeps the bias in `rdu.conv`). Each convolution with its
+    bias is one `rdu.conv` run as torch's kernel with the bias, rounded once
+    (before: the bias added to rducc's f32 sums, then rounded, put the
+    strided, grouped and pointwise weights up to 1.5e-6 from eager's). The
+    bias gradients are `rdu.conv_grad "bias"`, eager's sum over the batch and
+    the spatial dims; the losses' float32 mean is rducc's own order."""
+    torch.manual_seed(0)
+    model = _BiasedBlock()
+    generator = torch.Generator().manual_seed(1)
+    data = [(torch.randn(4, 16, 32, 32, generator=generator), torch.randint(0, 10, (4,), generator=generator))
+            for _ in range(2)]
+    eager = copy.deepcopy(model)
+    momentum = torch.optim.SGD(eager.parameters(), lr=0.1, momentum=0.9)
+    expected = [Around().step(eager, nn.functional.cross_entropy, momentum, x, y, autocast=True) for x, y in data]
+    program = rducc.compile_training(model, data[0], optimizer=torch.optim.SGD(model.parameters(), lr=0.1, momentum=0.9),
+                                     loss_fn=nn.functional.cross_entropy, mixed_precision="bf16", opt_level=opt_level)
+    assert " bias %" in program.mlir  # the biases are rdu.conv's operands
+    losses = [program.step(x, y).item() for x, y in data]
+    assert losses == pytest.approx(expected, rel=1e-6)
+    got = program.parameters()
+    for name, parameter in eager.named_parameters():
+        torch.testing.assert_close(got[name], parameter.detach(), rtol=0, atol=0, msg=name)
