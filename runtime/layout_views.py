@@ -9,12 +9,14 @@ reshapes and permutes its windows). `LayoutViews` lets such an op's step
 bind its value to a view of its operand's array instead (strides, no copy);
 its own bytes go unused.
 
-`rdu-sram-alloc` places a reshape or transpose of a body value on its
-operand's bytes (`tier.views_operand_bytes`), the one buffer live until the
-later value's last reader: such an op is always a view here (a copy onto its
-operand's bytes would overwrite the operand), unless its operand's value
-lives elsewhere (a bias add computed into its product's bytes): then it copies
-into its own bytes, which nothing else uses, or is a view by the rule below.
+`rdu-sram-alloc` places a reshape, transpose or slice of a body value on its
+operand's bytes (`tier.views_operand_bytes`; a slice's elements anywhere in
+them, `tier.held_range`), the one buffer live until the later value's last
+reader: such an op is always a view here (a copy onto its operand's bytes
+would overwrite the operand), unless its operand's value lives elsewhere (a
+bias add computed into its product's bytes, in a program placed without the
+allocator's epilogue rule): then it copies into its own bytes, which nothing
+else uses, or is a view by the rule below.
 
 Any other layout op (a broadcast, a slice, a reshape of an input buffer, a
 program placed before this rule) is a view only while its operand's bytes
@@ -194,7 +196,7 @@ class LayoutViews:
 
 
 def placed_views(compute: ComputeOp) -> frozenset[Operation]:
-    """The body's reshapes and transposes `rdu-sram-alloc` placed on their
+    """The body's reshapes, transposes and slices `rdu-sram-alloc` placed on their
     operand's bytes (`tier.views_operand_bytes`): views, never copies, unless
     their operand's value lives elsewhere (`LayoutViews`)."""
     return frozenset(op for op in compute.body.block.ops if views_operand_bytes(op))

@@ -242,3 +242,47 @@ def test_a_scatter_into_a_transposed_input_buffer_view_keeps_its_rows() -> None:
     expected = x.transpose(1, 0, 2).copy()
     expected[4] = v[0]
     np.testing.assert_array_equal(PlacedProgram(module).run([x, v], {})[0], expected)
+
+
+class GatedMlp(torch.nn.Module):
+    """A gated MLP whose gate and up halves are one linear layer's (Mixtral's
+    experts, Llama's fused gate_up): a layer norm, the fused product and its
+    bias add, reshaped back to 3-d (fc1's reshape), the halves sliced off."""
+
+    def __init__(self, halves: str, dim: int = 16, hidden: int = 24) -> None:
+        super().__init__()
+        self.halves, self.hidden = halves, hidden
+        self.norm, self.gate_up = torch.nn.LayerNorm(dim), torch.nn.Linear(dim, 2 * hidden)
+        self.down = torch.nn.Linear(hidden, dim)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        fused = self.gate_up(self.norm(x))
+        if self.halves == "chunk":
+            gate, up = fused.chunk(2, dim=-1)
+        else:  # the halves indexed, up first
+            up, gate = fused[..., self.hidden:], fused[..., :self.hidden]
+        return self.down(torch.nn.functional.silu(gate) * up) + x
+
+
+def _copied(program: rducc.Program) -> list[str]:
+    """The layout ops whose step copies: no view of their operand's array, no
+    value a producer computed into their bytes."""
+    return [op.name for compute, plan in _plans(program.module).items() for op in compute.body.block.ops
+            if isinstance(op, layout_views.LAYOUT_OPS)
+            and not (op in plan.source or op in plan.views.of_source or op in plan.views.into.values())]
+
+
+@pytest.mark.parametrize("halves", ["chunk", "indexed"])
+def test_gate_and_up_halves_and_fc1s_reshape_are_views_and_match_eager(halves: str) -> None:
+    """rdu-sram-alloc places the slices on the fused product's bytes and keeps
+    the product's operands live up to its bias add, so the pair is computed
+    into the add's bytes and the reshape after it reads them: nothing copies
+    (before, both halves and the reshape were copied every call)."""
+    torch.manual_seed(0)
+    module, x = GatedMlp(halves).eval(), torch.randn(2, 8, 16)
+    with torch.no_grad():
+        expected = module(x)
+        program = rducc.compile(torch.export.export(module, (x,)), opt_level=2)
+        got = program(x)
+    torch.testing.assert_close(torch.as_tensor(np.asarray(got)), expected, rtol=1e-5, atol=1e-5)
+    assert _copied(program) == []
