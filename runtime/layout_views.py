@@ -147,8 +147,8 @@ class LayoutViews:
         self.source: dict[Operation, SSAValue] = {}
         """Layout op -> the operand it views."""
         for op in self.ops:
-            if not isinstance(op, LAYOUT_OPS) or op in views.of_source:
-                continue
+            if not isinstance(op, LAYOUT_OPS) or op in views.of_source or op in self.skipped:
+                continue  # a fused step's intermediate is not bound: the step reads what it views
             if views_operand_bytes(op) and self._bytes(op.operands[0]) == body_bytes(op) or self._qualifies(op):
                 self.source[op] = op.operands[0]
 
