@@ -22,6 +22,8 @@ Swin's `[windows, heads, tokens, E]`, a transposed view, reshaped to
 after, SDPA reads the strided view, as eager's does. Undone while the before
 program is compiled and first run.
 
+`--change all`: the three undone together (main's placement and chains).
+
 Each chosen full-size zoo model is compiled twice in one process (before,
 after), both checked against eager; at each thread count eager, before and
 after are timed interleaved (`runtime_threads_ab.best_clocks`: least
@@ -30,7 +32,7 @@ steps (each step's least calling-thread CPU over N calls, interleaved). The
 table and options are `runtime_round18_ab.main`'s. Run with
 `OMP_WAIT_POLICY=PASSIVE` on a loaded machine.
 
-Run: python bench/runtime_round21_ab.py --change slice-views|epilogue-reads|attention-values [--only NAME ...]
+Run: python bench/runtime_round21_ab.py --change slice-views|epilogue-reads|attention-values|all [--only NAME ...]
      [--threads N ...] [--calls N]
 """
 
@@ -69,6 +71,13 @@ def _values_reshaped() -> Iterator[None]:
         fused_attention._unmerged = plain  # noqa: SLF001
 
 
+@contextlib.contextmanager
+def _all_undone() -> Iterator[None]:
+    """Before: slices copied, no epilogue reads, values read after their reshapes."""
+    with _placed_by(rdu_sram_alloc.PLACEMENT_RULES[-1]), _values_reshaped():
+        yield
+
+
 CHANGES: dict[str, Change] = {
     "slice-views": (lambda: _placed_by(Rules(OPERAND_VIEW_OPS - {"rdu.slice"})), True,
                     lambda step, op: op == "rdu.slice", "mixtral_100m"),
@@ -76,6 +85,7 @@ CHANGES: dict[str, Change] = {
                        lambda step, op: op in ("rdu.reshape", "rdu.matmul", "rdu.map"), "convnext_t"),
     "attention-values": (_values_reshaped, True, lambda step, op: op == "rdu.reshape" or "attention" in step,
                          "swin_t"),
+    "all": (_all_undone, True, lambda step, op: op in ("rdu.reshape", "rdu.slice"), "swin_t"),
 }
 """Each change: the context it is undone in, whether it is made where the
 steps are made, the steps it changes (by step and op name) and the model it is for."""

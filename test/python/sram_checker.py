@@ -130,6 +130,7 @@ def _body_intervals(compute: Operation, order: dict[Operation, int]) -> list[Int
 
     result: dict[Operation, Interval] = {}
     held: dict[Operation, Operation] = {}  # a view on its operand's bytes -> the op whose interval holds it
+    extent: dict[Operation, tuple[int, int]] = {}  # each placed value's own bytes
     streamed: list[tuple[Operation, int]] = []
     for op in block.ops:
         if not op.results or op.name == "rdu.yield":
@@ -148,12 +149,13 @@ def _body_intervals(compute: Operation, order: dict[Operation, int]) -> list[Int
             streamed.append((op, last))
             continue
         size = _bytes(str(op.results[0].type))
-        source = op.operands[0].owner if op.name in OPERAND_VIEWS and op.operands else None
-        source = held.get(source, source)  # type: ignore[arg-type]
-        if source in result and result[source].start_byte == offset and (
-                offset + size == result[source].end_byte
-                or op.name == "rdu.slice" and offset + size <= result[source].end_byte):
+        extent[op] = (offset, offset + size)
+        operand = op.operands[0].owner if op.name in OPERAND_VIEWS and op.operands else None
+        if operand in extent and extent[operand][0] == offset and (  # type: ignore[index]
+                offset + size == extent[operand][1]  # type: ignore[index]
+                or op.name == "rdu.slice" and offset + size <= extent[operand][1]):  # type: ignore[index]
             # a reshape, transpose or slice on its operand's bytes: one buffer live for both
+            source = held.get(operand, operand)  # type: ignore[arg-type]
             result[source].last = max(result[source].last, last)
             held[op] = source
             continue
