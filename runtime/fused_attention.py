@@ -325,7 +325,7 @@ def _checked(first: rdu.MatmulOp, second: rdu.MatmulOp, walk: _Scores, softmax: 
                                    *v_ops)))
     adders = [next(op for op in walk.ops if isinstance(op, rdu.MapOp) and b in op.inputs) for b, _ in walk.biases]
     reads = ((q_from, q_ops[-1] if q_ops else first), (k_from, k_ops[-1] if k_ops else first),
-             *((b, adder) for (b, _), adder in zip(walk.biases, adders)), *((v_from, v_ops[-1]) for _ in v_ops[:1]))
+             *((b, adder) for (b, _), adder in zip(walk.biases, adders)), *([(v_from, v_ops[-1])] if v_ops else []))
     return second, AttentionChain(q, k, k_transposed, v_from, v_transposed, walk.scale * q_scale * k_scale,
                                   tuple(walk.biases), shape, softmax.zeroed is not None, skipped, reads)
 

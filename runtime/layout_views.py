@@ -15,8 +15,9 @@ them, `tier.held_range`), the one buffer live until the later value's last
 reader: such an op is always a view here (a copy onto its operand's bytes
 would overwrite the operand), unless its operand's value lives elsewhere (a
 bias add computed into its product's bytes, in a program placed without the
-allocator's epilogue rule): then it copies into its own bytes, which nothing
-else uses, or is a view by the rule below.
+allocator's epilogue rule): then it is a view by the rule below, or copies
+into a host array (`aside`: views of one operand share its bytes, so a copy
+into them would overwrite a sibling's).
 
 Any other layout op (a broadcast, a slice, a reshape of an input buffer, a
 program placed before this rule) is a view only while its operand's bytes
@@ -151,6 +152,10 @@ class LayoutViews:
                 continue  # a fused step's intermediate is not bound: the step reads what it views
             if views_operand_bytes(op) and self._bytes(op.operands[0]) == body_bytes(op) or self._qualifies(op):
                 self.source[op] = op.operands[0]
+        self.aside = frozenset(op for op in placed_views(compute) if op not in self.source and op not in self.skipped)
+        """Views placed on their operand's bytes whose operand lives elsewhere and
+        which are no view here: copied into a host array (siblings, the gate and
+        up slices of one value, share those bytes: a copy there would clobber one)."""
 
     def _bytes(self, value: SSAValue) -> Bytes | None:
         """The bytes holding `value` while it is read (None: a host array, no arena
