@@ -960,7 +960,7 @@ class ComputeOp(IRDLOperation, NoCompute):
                 continue
             verify_within_capacity(self, *placed, f"'{op.name}' value in 'tier.compute'")
             if views_operand_bytes(op):  # its operand's bytes, already checked, read another way
-                live.append((placed, op))
+                live.append((held_range(op) or placed, op))  # a slice reads anywhere in them
                 continue
             for other in fixed + [r for r, _ in live]:
                 if ranges_overlap(placed, other):
@@ -971,22 +971,40 @@ class ComputeOp(IRDLOperation, NoCompute):
             live.append((placed, op))
 
 
-OPERAND_VIEW_OPS = frozenset({"rdu.reshape", "rdu.transpose"})
+OPERAND_VIEW_OPS = frozenset({"rdu.reshape", "rdu.transpose", "rdu.slice"})
 """Ops whose value `rdu-sram-alloc` may place on its operand's bytes: the same
-elements, read in another shape or order (an address pattern, no copy)."""
+elements (a slice: some of them), read in another shape or order or at an
+offset and with strides (an address pattern, no copy)."""
 
 
 def views_operand_bytes(op: Operation) -> bool:
     """Whether a `tier.compute` body value sits on its operand's bytes, placed
-    there by `rdu-sram-alloc`: a reshape or transpose whose operand is a body
-    value at the same offset. Such a value is a view: nothing writes it; its
-    readers read the operand's bytes in its shape or order."""
+    there by `rdu-sram-alloc`: a reshape, transpose or slice whose operand is a
+    body value at the same offset (a slice's value no larger than what its
+    operand holds). Such a value is a view: nothing writes it; its readers read
+    the operand's bytes in its shape or order, a slice's elements where they lie
+    in them (`held_range`)."""
     if op.name not in OPERAND_VIEW_OPS or not op.operands:
         return False
     source = op.operands[0].owner
     placed = body_value_range(op)
-    return placed is not None and isinstance(source, Operation) and source.parent_block() is op.parent_block() \
-        and body_value_range(source) == placed
+    if placed is None or not isinstance(source, Operation) or source.parent_block() is not op.parent_block():
+        return False
+    held = held_range(source)
+    return held is not None and held[0] == placed[0] and placed[1] <= held[1]
+
+
+def held_range(op: Operation) -> tuple[int, int] | None:
+    """[start, end) of the bytes a `tier.compute` body value is read from: a view
+    placed on its operand's bytes (`views_operand_bytes`) reads anywhere in
+    the bytes its operand is read from (a slice's elements lie between the
+    first and the last of them, not in its own first bytes); any other value
+    its own (`body_value_range`)."""
+    if views_operand_bytes(op):
+        source = op.operands[0].owner
+        assert isinstance(source, Operation)
+        return held_range(source)
+    return body_value_range(op)
 
 
 def body_value_range(op: Operation) -> tuple[int, int] | None:
@@ -1032,5 +1050,6 @@ __all__ = [
     "ComputeOp",
     "OPERAND_VIEW_OPS",
     "body_value_range",
+    "held_range",
     "views_operand_bytes",
 ]

@@ -5,11 +5,19 @@ rotating copies) and every value defined inside a `tier.compute` body (values
 the body yields live in its output buffers) gets an offset such that no two
 buffers live at the same time overlap and everything fits the target.
 
-A reshape or transpose of a body value gets its operand's bytes (the two
-values share one buffer, live until the later one's last reader): the same
-elements read in another shape or order, which the chip reads by address and
-the runtime as a NumPy view; nothing copies them (`operand_views`,
-`tier.views_operand_bytes` for the verifier and the runtime).
+A reshape, transpose or slice of a body value gets its operand's bytes (the
+two values share one buffer, live until the later one's last reader): the
+same elements (a slice: some of them, at an offset and with strides) read in
+another shape or order, which the chip reads by address and the runtime as a
+NumPy view; nothing copies them (`operand_views`, `tier.views_operand_bytes`
+for the verifier and the runtime). A slice so placed keeps its whole operand
+live to its own last reader, where a copy would hold only its own bytes.
+
+A product's bias add runs in the product's epilogue (`rducc.dialects.bias_adds`:
+the chip's pipeline, the runtime's `addmm`), which reads the product's
+operands while it writes the add's value: those operands stay live up to the
+add, so the add never takes their bytes. A function whose buffers do not fit
+with these two rules is placed again without them (`PLACEMENT_RULES`).
 
 Live ranges are intervals over the program order of @forward (a loop's body
 once: every iteration reuses the same buffers); buffers of different kernels
@@ -51,6 +59,7 @@ from xdsl.ir import Operation, SSAValue
 
 from rducc.diagnostics import LocatedError
 from rducc.dialects import contracts
+from rducc.dialects.bias_adds import epilogue_reads
 from rducc.dialects.contracts import LOWERED_LEVELS, Level, module_target
 from rducc.dialects.liveness import live_end
 from rducc.dialects.program import callees_first
@@ -88,8 +97,26 @@ class SramBuffer:
         return f"{name} ({value.type}, {self.size} bytes)"
 
 
-def collect_buffers(function: func.FuncOp) -> list[SramBuffer]:
-    """Every SRAM buffer of the function with its live interval in program order."""
+@dataclass(frozen=True)
+class Rules:
+    """Which body values share bytes and how long operands stay live."""
+
+    view_ops: frozenset[str] = OPERAND_VIEW_OPS
+    """The ops placed on their operand's bytes (`operand_views`)."""
+    epilogues: bool = True
+    """A product's operands live up to its bias add (`bias_adds.epilogue_reads`)."""
+
+
+PLACEMENT_RULES: tuple[Rules, ...] = (Rules(), Rules(OPERAND_VIEW_OPS - {"rdu.slice"}, epilogues=False))
+"""The rules a function's buffers are collected with, in turn: slices on their
+operand's bytes and products' operands live to their bias adds first (fewer
+copies at run time, maybe more bytes live); without them where that does not
+fit the capacity."""
+
+
+def collect_buffers(function: func.FuncOp, rules: Rules = Rules()) -> list[SramBuffer]:
+    """Every SRAM buffer of the function with its live interval in program order,
+    by `rules`."""
     position: dict[Operation, int] = {}
     for index, op in enumerate(function.body.walk()):
         position[op] = index
@@ -105,16 +132,17 @@ def collect_buffers(function: func.FuncOp) -> list[SramBuffer]:
             last = max(frees, default=end_of_function)
             buffers.append(SramBuffer(op, aligned(op.reserved_bytes), position[op], last))
         elif isinstance(op, ComputeOp):
-            buffers.extend(_body_buffers(op, position))
+            buffers.extend(_body_buffers(op, position, rules))
     return buffers
 
 
-def _body_buffers(compute: ComputeOp, position: dict[Operation, int]) -> list[SramBuffer]:
+def _body_buffers(compute: ComputeOp, position: dict[Operation, int], rules: Rules) -> list[SramBuffer]:
     """The body values not yielded, each a buffer; a streamed view (the repeated K/V
     heads a product reads by address, `rducc.dialects.streamed`) is none: its source
-    stays live until the view's last reader instead. Nor is a reshape or transpose
-    of a body value (`operand_views`): it shares its operand's buffer, live until
-    the view's last reader too."""
+    stays live until the view's last reader instead. Nor is a reshape, transpose or
+    slice of a body value (`operand_views`): it shares its operand's buffer, live until
+    the view's last reader too. A product's operands stay live up to its bias add
+    (`Rules.epilogues`)."""
     block = compute.body.block
     terminator = block.last_op
     yielded = set(terminator.operands) if isinstance(terminator, YieldOp) else set()
@@ -124,7 +152,11 @@ def _body_buffers(compute: ComputeOp, position: dict[Operation, int]) -> list[Sr
     for op in body:
         if op.results and op.results[0] not in yielded:
             ends[op.results[0]] = live_end(op, block, position, op.results[:1])
-    shared = operand_views(body, yielded, frozenset(views))
+    for product, bias_add in (epilogue_reads(body) if rules.epilogues else {}).items():
+        for operand in product.operands:
+            if operand in ends:
+                ends[operand] = max(ends[operand], position[bias_add])
+    shared = operand_views(body, yielded, frozenset(views), rules.view_ops)
     for view, source in views.items():
         owner = source.owner
         held = shared[owner].results[0] if isinstance(owner, Operation) and owner in shared else source
@@ -143,9 +175,9 @@ def _body_buffers(compute: ComputeOp, position: dict[Operation, int]) -> list[Sr
     return list(result.values())
 
 
-def operand_views(body: list[Operation], yielded: set[SSAValue],
-                  streamed: frozenset[SSAValue]) -> dict[Operation, Operation]:
-    """Reshapes and transposes (`OPERAND_VIEW_OPS`) placed on their operand's bytes,
+def operand_views(body: list[Operation], yielded: set[SSAValue], streamed: frozenset[SSAValue],
+                  view_ops: frozenset[str] = OPERAND_VIEW_OPS) -> dict[Operation, Operation]:
+    """Reshapes, transposes and slices (`view_ops`) placed on their operand's bytes,
     each mapped to the body op whose buffer holds them (through chains of such
     views): the operand a body value with a buffer of its own, neither value
     yielded (an output buffer) nor streamed. SSA values are written once, so the
@@ -154,13 +186,13 @@ def operand_views(body: list[Operation], yielded: set[SSAValue],
     shared: dict[Operation, Operation] = {}
     inside = set(body)
     for op in body:
-        if op.name not in OPERAND_VIEW_OPS or op.results[0] in yielded or op.results[0] in streamed:
+        if op.name not in view_ops or op.results[0] in yielded or op.results[0] in streamed:
             continue
         source = op.operands[0]
         owner = source.owner
         if not isinstance(owner, Operation) or owner not in inside or source in yielded or source in streamed:
             continue
-        if value_bytes(source) != value_bytes(op.results[0]):
+        if op.name != "rdu.slice" and value_bytes(source) != value_bytes(op.results[0]):
             continue
         shared[op] = shared.get(owner, owner)
     return shared
@@ -311,6 +343,19 @@ def _live_across(buffers: list[SramBuffer]) -> Callable[[int], bool]:
     return across
 
 
+def _placed(function: func.FuncOp, capacity: int) -> tuple[list[SramBuffer], list[list[SramBuffer]]]:
+    """The function's buffers placed, with their groups: by the first of
+    `PLACEMENT_RULES` that fits `capacity` (else the last)."""
+    for rules in PLACEMENT_RULES:
+        buffers = collect_buffers(function, rules)
+        groups = _overlapping_groups(buffers)
+        for group in groups:
+            _place_group(group, capacity)
+        if max((b.offset + b.size for b in buffers), default=0) <= capacity:
+            break
+    return buffers, groups
+
+
 @dataclass(frozen=True)
 class RduSramAlloc(RduPass):
     """Give every SRAM buffer an offset: no live overlaps, all within capacity."""
@@ -323,10 +368,7 @@ class RduSramAlloc(RduPass):
         target = module_target(op, self.target)
         callee_peaks: dict[str, tuple[int, int]] = {}
         for function in callees_first(op):
-            buffers = collect_buffers(function)
-            groups = _overlapping_groups(buffers)
-            for group in groups:
-                _place_group(group, target.sram_bytes)
+            buffers, groups = _placed(function, target.sram_bytes)
             peak = max((b.offset + b.size for b in buffers), default=0)
             bound, live = _max_live_fast(groups)
             for callee_peak, callee_bound in _calls_checked(function, buffers, callee_peaks):

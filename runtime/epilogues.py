@@ -10,7 +10,9 @@ with the bias in the GEMM's epilogue (`kernels.linear`, what eager's
 The folded step runs where the map did, into the map's bytes, when no op
 from the matmul to the map, the map's own result included, writes bytes of
 the matmul's operands (the placement's bytes, `rducc.runtime.views.Placement`):
-it reads them later than the matmul would have. Else it runs where the matmul
+it reads them later than the matmul would have. `rdu-sram-alloc` keeps them
+live up to the add for this (`rducc.dialects.bias_adds.epilogue_reads`), so in
+a program it placed the first way holds. Else it runs where the matmul
 did, into the matmul's bytes, and the map's readers read its value there:
 when the bias is ready by then, the map is not yielded, and nothing from the
 map to its last reader writes those bytes (the allocator kept them for the
@@ -20,7 +22,8 @@ product only up to the map). The pair also needs:
   buffer), a rank-2 rhs (a weight) and f32 or f64 operands and result of one
   dtype;
 - the map's body one `arith.addf` of its two arguments, its other input a
-  rank-1 bias of the product's last dim, its result the product's type.
+  rank-1 bias of the product's last dim, its result the product's type
+  (`rducc.dialects.bias_adds.bias_add_of`).
 
 A convolution (with no bias operand: an imported one carries its bias,
 `rdu.conv`'s; the partitioner takes it out again where a split sums partial
@@ -33,10 +36,10 @@ f32 or f64 of one dtype, the bias `[C, 1, ...]` of the result's channels
 
 from __future__ import annotations
 
-from xdsl.dialects import arith
 from xdsl.dialects.builtin import Float32Type, Float64Type, TensorType
 from xdsl.ir import BlockArgument, Operation, SSAValue
 
+from rducc.dialects.bias_adds import Product, bias_add_of
 from rducc.dialects.rdu import dataflow as rdu
 from rducc.dialects.shapes import element_of, shape_of
 from rducc.dialects.tier import ComputeOp
@@ -45,10 +48,6 @@ from rducc.runtime.views import Placement, overlap
 
 def _wide_float(value_type: object) -> bool:
     return isinstance(value_type, TensorType) and isinstance(element_of(value_type), Float32Type | Float64Type)
-
-
-Product = rdu.MatmulOp | rdu.ConvOp
-"""An op whose bias add may run in its epilogue."""
 
 
 def _product(product: Operation, placement: Placement) -> bool:
@@ -62,27 +61,6 @@ def _product(product: Operation, placement: Placement) -> bool:
     return all(_wide_float(t) for t in types) and len({element_of(t) for t in types}) == 1 \
         and (isinstance(product, rdu.ConvOp) or len(shape_of(weight.type)) == 2) \
         and product.result not in placement.outs and len(list(product.result.uses)) == 1
-
-
-def _bias_shape(product: Product) -> tuple[int, ...]:
-    """The bias's shape: `[N]` of a product, `[C, 1, ...]` of a convolution."""
-    shape = tuple(shape_of(product.result.type))
-    return shape[-1:] if isinstance(product, rdu.MatmulOp) else (shape[1],) + (1,) * (len(shape) - 2)
-
-
-def _adds_bias(bias_add: Operation, matmul: Product) -> bool:
-    """`bias_add` is a map `product + bias` (either order), bias `[N]` (`[C, 1, ...]`)."""
-    if not isinstance(bias_add, rdu.MapOp) or len(bias_add.inputs) != 2 \
-            or bias_add.results[0].type != matmul.result.type:
-        return False
-    others = [v for v in bias_add.inputs if v is not matmul.result]
-    if len(others) != 1 or tuple(shape_of(others[0].type)) != _bias_shape(matmul) \
-            or element_of(others[0].type) != element_of(matmul.result.type):
-        return False
-    block = bias_add.body.block
-    body = list(block.ops)
-    return len(body) == 2 and isinstance(body[0], arith.AddfOp) and isinstance(body[1], rdu.YieldOp) \
-        and set(body[0].operands) == set(block.args) and body[1].operands[0] is body[0].result
 
 
 def _at_the_add(matmul: Product, bias_add: rdu.MapOp, ops: list[Operation], placement: Placement) -> bool:
@@ -145,10 +123,9 @@ class BiasFolds:
         for op in ops:
             if not isinstance(op, Product) or not _product(op, placement):
                 continue
-            bias_add = next(use.operation for use in op.result.uses)
-            if bias_add not in ops or not _adds_bias(bias_add, op):
+            bias_add = bias_add_of(op)
+            if bias_add is None or bias_add not in ops:
                 continue
-            assert isinstance(bias_add, rdu.MapOp)
             if _at_the_add(op, bias_add, ops, placement):
                 self.at_add[bias_add] = op
                 self.bias[bias_add] = next(v for v in bias_add.inputs if v is not op.result)

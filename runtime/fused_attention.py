@@ -25,7 +25,10 @@ A chain is recognized from what its ops compute, not from names:
 - a softmax over the last dim (`rducc.runtime.fused_norms`), plain or
   `_safe_softmax` whose zero-row mask is `not(any(not(x == -inf)))` of the
   softmax's input over that dim;
-- reshapes of the probabilities, read by `o = rdu.matmul p, v` alone.
+- reshapes of the probabilities, read by `o = rdu.matmul p, v` alone; `v`
+  read before reshapes read by the product alone that regroup only its batch
+  dims (the kernel reads it in the scores' batch dims, strides and all, as
+  eager's SDPA reads Swin's transposed heads).
 
 The kernel computes `softmax(q @ k^T * scale + mask) @ v` with the mask the
 sum of the biases in the softmax input's shape (a bias zero throughout a run
@@ -73,6 +76,8 @@ class AttentionChain:
     k_transposed: bool
     """`k` is `[..., S, E]` (the first product's `transpose_rhs`), else `[..., E, S]`."""
     v: SSAValue
+    """The second product's operand, before reshapes read by it alone that
+    regroup only its batch dims (`_unmerged`: no copy of a strided view)."""
     v_transposed: bool
     scale: float
     biases: tuple[tuple[SSAValue, Shape], ...]
@@ -315,11 +320,13 @@ def _checked(first: rdu.MatmulOp, second: rdu.MatmulOp, walk: _Scores, softmax: 
             or not all(_wide_float(x, element) for x in (q, k, v, second.result, *(b for b, _ in walk.biases))):
         return None
     (q_from, q_scale, q_ops), (k_from, k_scale, k_ops) = _unscaled(q, first), _unscaled(k, first)
-    skipped = tuple(dict.fromkeys((*q_ops, *k_ops, first, *walk.ops, *softmax.intermediates, last, *others)))
+    v_from, v_ops = _unmerged(v, second)
+    skipped = tuple(dict.fromkeys((*q_ops, *k_ops, first, *walk.ops, *softmax.intermediates, last, *others,
+                                   *v_ops)))
     adders = [next(op for op in walk.ops if isinstance(op, rdu.MapOp) and b in op.inputs) for b, _ in walk.biases]
     reads = ((q_from, q_ops[-1] if q_ops else first), (k_from, k_ops[-1] if k_ops else first),
-             *((b, adder) for (b, _), adder in zip(walk.biases, adders)))
-    return second, AttentionChain(q, k, k_transposed, v, v_transposed, walk.scale * q_scale * k_scale,
+             *((b, adder) for (b, _), adder in zip(walk.biases, adders)), *([(v_from, v_ops[-1])] if v_ops else []))
+    return second, AttentionChain(q, k, k_transposed, v_from, v_transposed, walk.scale * q_scale * k_scale,
                                   tuple(walk.biases), shape, softmax.zeroed is not None, skipped, reads)
 
 
@@ -340,6 +347,22 @@ def _unscaled(value: SSAValue, first: Operation) -> tuple[SSAValue, float, tuple
                 return owner.inputs[0], scale, (*path, owner)
         break
     return value, 1.0, ()
+
+
+def _unmerged(value: SSAValue, reader: Operation) -> tuple[SSAValue, tuple[Operation, ...]]:
+    """`value`'s array before reshapes read by `reader` alone (each by the next)
+    that keep its last two dims, regrouping only its batch dims (Swin's values
+    `[windows, heads, S, E]` as `[windows * heads, S, E]` for a batched
+    product: a copy where the heads are a transposed view), and those reshapes;
+    else `value` and none. The kernel reads it in the scores' batch dims."""
+    path: list[Operation] = []
+    current, by = value, reader
+    rows = shape_of(value.type)[-2:]
+    while {use.operation for use in current.uses} == {by} and isinstance(owner := current.owner, rdu.ReshapeOp) \
+            and shape_of(owner.input.type)[-2:] == rows:
+        path.append(owner)
+        current, by = owner.input, owner
+    return current, tuple(path)
 
 
 def _read_by_chain_alone(chain: AttentionChain, second: Operation, placement: Placement) -> bool:

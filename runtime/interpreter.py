@@ -832,7 +832,7 @@ class PlacedProgram(Runner):
             own_bytes = False  # the value's step writes its own arena bytes (not an output, a host array, a reshape's)
             if result in first_out:
                 dest = out_slots[first_out[result]]
-            elif result in streamed and BODY_OFFSET not in body_op.attributes:
+            elif result in streamed and BODY_OFFSET not in body_op.attributes or body_op in layout.aside:
                 dest = self._host_array(result.type)
             elif body_op in views.into_bytes:  # its reshape's bytes (or the output buffer it is yielded to)
                 dest = self._view(views.into_bytes[body_op][0], result.type, f"the value of {where}")

@@ -9,12 +9,15 @@ reshapes and permutes its windows). `LayoutViews` lets such an op's step
 bind its value to a view of its operand's array instead (strides, no copy);
 its own bytes go unused.
 
-`rdu-sram-alloc` places a reshape or transpose of a body value on its
-operand's bytes (`tier.views_operand_bytes`), the one buffer live until the
-later value's last reader: such an op is always a view here (a copy onto its
-operand's bytes would overwrite the operand), unless its operand's value
-lives elsewhere (a bias add computed into its product's bytes): then it copies
-into its own bytes, which nothing else uses, or is a view by the rule below.
+`rdu-sram-alloc` places a reshape, transpose or slice of a body value on its
+operand's bytes (`tier.views_operand_bytes`; a slice's elements anywhere in
+them, `tier.held_range`), the one buffer live until the later value's last
+reader: such an op is always a view here (a copy onto its operand's bytes
+would overwrite the operand), unless its operand's value lives elsewhere (a
+bias add computed into its product's bytes, in a program placed without the
+allocator's epilogue rule): then it is a view by the rule below, or copies
+into a host array (`aside`: views of one operand share its bytes, so a copy
+into them would overwrite a sibling's).
 
 Any other layout op (a broadcast, a slice, a reshape of an input buffer, a
 program placed before this rule) is a view only while its operand's bytes
@@ -145,10 +148,14 @@ class LayoutViews:
         self.source: dict[Operation, SSAValue] = {}
         """Layout op -> the operand it views."""
         for op in self.ops:
-            if not isinstance(op, LAYOUT_OPS) or op in views.of_source:
-                continue
+            if not isinstance(op, LAYOUT_OPS) or op in views.of_source or op in self.skipped:
+                continue  # a fused step's intermediate is not bound: the step reads what it views
             if views_operand_bytes(op) and self._bytes(op.operands[0]) == body_bytes(op) or self._qualifies(op):
                 self.source[op] = op.operands[0]
+        self.aside = frozenset(op for op in placed_views(compute) if op not in self.source and op not in self.skipped)
+        """Views placed on their operand's bytes whose operand lives elsewhere and
+        which are no view here: copied into a host array (siblings, the gate and
+        up slices of one value, share those bytes: a copy there would clobber one)."""
 
     def _bytes(self, value: SSAValue) -> Bytes | None:
         """The bytes holding `value` while it is read (None: a host array, no arena
@@ -194,7 +201,7 @@ class LayoutViews:
 
 
 def placed_views(compute: ComputeOp) -> frozenset[Operation]:
-    """The body's reshapes and transposes `rdu-sram-alloc` placed on their
+    """The body's reshapes, transposes and slices `rdu-sram-alloc` placed on their
     operand's bytes (`tier.views_operand_bytes`): views, never copies, unless
     their operand's value lives elsewhere (`LayoutViews`)."""
     return frozenset(op for op in compute.body.block.ops if views_operand_bytes(op))

@@ -54,7 +54,7 @@ from xdsl.ir import Block, BlockArgument, Operation, SSAValue
 
 from rducc.dialects.contracts import BODY_OFFSET
 from rducc.dialects.rdu import dataflow as rdu
-from rducc.dialects.tier import AllocOp, BufferType, ComputeOp, Tier
+from rducc.dialects.tier import AllocOp, BufferType, ComputeOp, Tier, held_range, views_operand_bytes
 from rducc.runtime.dtypes import tensor_signature
 
 Bytes = tuple[int, int]
@@ -83,10 +83,15 @@ def _buffer_bytes(buffer: SSAValue) -> Bytes | None:
 
 
 def body_bytes(op: Operation) -> Bytes | None:
-    """The arena bytes a body op's value is computed into at its `tier.offset`."""
+    """The arena bytes a body op's value is computed into at its `tier.offset`;
+    a view placed on its operand's bytes (`tier.views_operand_bytes`) is read
+    from its operand's (`tier.held_range`: a slice's elements lie anywhere in
+    them)."""
     offset = op.attributes.get(BODY_OFFSET)
     if not isinstance(offset, IntegerAttr) or not isinstance(op.results[0].type, TensorType):
         return None
+    if views_operand_bytes(op):
+        return held_range(op)
     start = offset.value.data
     return start, start + _value_bytes(op.results[0])
 

@@ -101,9 +101,10 @@ STREAMABLE = {"rdu.reshape", "rdu.transpose", "rdu.broadcast", "rdu.slice", "rdu
 """Ops whose result may be a streamed view (dialects/streamed.py): no slot of its own."""
 
 
-OPERAND_VIEWS = {"rdu.reshape", "rdu.transpose"}
-"""Ops the allocator may place on their operand's bytes (the same elements): one
-interval with the operand, live until the later one's last reader."""
+OPERAND_VIEWS = {"rdu.reshape", "rdu.transpose", "rdu.slice"}
+"""Ops the allocator may place on their operand's bytes (the same elements; a
+slice some of them, anywhere in those bytes): one interval with the operand,
+live until the later one's last reader."""
 
 
 def _read_through(op: Operation) -> Operation | None:
@@ -129,6 +130,7 @@ def _body_intervals(compute: Operation, order: dict[Operation, int]) -> list[Int
 
     result: dict[Operation, Interval] = {}
     held: dict[Operation, Operation] = {}  # a view on its operand's bytes -> the op whose interval holds it
+    extent: dict[Operation, tuple[int, int]] = {}  # each placed value's own bytes
     streamed: list[tuple[Operation, int]] = []
     for op in block.ops:
         if not op.results or op.name == "rdu.yield":
@@ -147,10 +149,13 @@ def _body_intervals(compute: Operation, order: dict[Operation, int]) -> list[Int
             streamed.append((op, last))
             continue
         size = _bytes(str(op.results[0].type))
-        source = op.operands[0].owner if op.name in OPERAND_VIEWS and op.operands else None
-        source = held.get(source, source)  # type: ignore[arg-type]
-        if source in result and (result[source].start_byte, result[source].end_byte) == (offset, offset + size):
-            # a reshape or transpose on its operand's bytes: the same elements, one buffer live for both
+        extent[op] = (offset, offset + size)
+        operand = op.operands[0].owner if op.name in OPERAND_VIEWS and op.operands else None
+        if operand in extent and extent[operand][0] == offset and (  # type: ignore[index]
+                offset + size == extent[operand][1]  # type: ignore[index]
+                or op.name == "rdu.slice" and offset + size <= extent[operand][1]):  # type: ignore[index]
+            # a reshape, transpose or slice on its operand's bytes: one buffer live for both
+            source = held.get(operand, operand)  # type: ignore[arg-type]
             result[source].last = max(result[source].last, last)
             held[op] = source
             continue

@@ -35,7 +35,7 @@ import pytest
 import torch
 
 import rducc
-from rducc.runtime import fused_attention, interpreter
+from rducc.runtime import fused_attention, interpreter, layout_views
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "bench"))
 from test_interpreter import parse  # noqa: E402
@@ -149,6 +149,28 @@ def test_attention_runs_fused_as_eager(monkeypatch, model, shapes, chains) -> No
     extra = (_window_mask(2, 6),) if isinstance(model, _ByHand) else ()
     _check(model, [(*_random(shapes, seed), *extra) for seed in (0, 10)])
     assert sum(found) == chains
+
+
+def test_values_with_transposed_heads_are_read_without_a_copy(monkeypatch) -> None:
+    """`_ByHand`'s values `[batch, heads, tokens, E]` are a transposed view (as
+    Swin's and ViT's heads): the batched product reads them reshaped to
+    `[batch * heads, tokens, E]`, which copies them every call. The fused
+    kernel reads them in the scores' batch dims, strides and all, as eager's
+    SDPA does: that reshape no longer runs (before, it copied)."""
+    copied: list[tuple[int, ...]] = []
+    plain = layout_views._reshape  # noqa: SLF001 - counting the copies a reshape view makes
+
+    def counted(x: np.ndarray, shape: tuple[int, ...]) -> np.ndarray:
+        out = plain(x, shape)
+        if not np.shares_memory(out, x):
+            copied.append(x.shape)
+        return out
+
+    monkeypatch.setattr(layout_views, "_reshape", counted)
+    found = _counted(monkeypatch)
+    inputs = (*_random([(4, 6, 12), (3, 6, 6)], 0), _window_mask(2, 6))
+    _check(_ByHand(2), [inputs])
+    assert sum(found) == 1 and (4, 3, 6, 4) not in copied, copied
 
 
 @pytest.mark.parametrize("product, chains", [(False, 1), (True, 0)], ids=["sum", "product"])

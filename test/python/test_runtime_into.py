@@ -29,6 +29,7 @@ from xdsl.ir import Block, Region
 import rducc
 from rducc.dialects.rdu import dataflow as rdu
 from rducc.dialects.tier import AllocOp, ComputeOp, DeallocOp, Tier
+from rducc.passes import rdu_sram_alloc
 from rducc.runtime import elementwise, epilogues, interpreter, kernels, map_body
 
 BF16 = np.dtype(ml_dtypes.bfloat16)
@@ -340,12 +341,19 @@ class _Convolutions(torch.nn.Module):
         return self.depthwise(self.small(self.point(x))).permute(0, 2, 3, 1), self.beside(x)
 
 
-def test_convolution_bias_adds_run_in_the_convolution_as_eager(monkeypatch: pytest.MonkeyPatch) -> None:
-    """Folded at the add (the pointwise and the 3x3 beside, read from their
-    inputs), at the product (the depthwise, whose `[C, 1, 1]` bias is reshaped
-    after it: read from the input buffer), and not at all where the next
-    convolution writes over the product's bytes while reading the add's value
-    (the 3x3 between them, placed so by the allocator)."""
+@pytest.mark.parametrize("epilogue_rule, where", [
+    (True, ["add", "add", "add", "add"]), (False, ["add", "add", "product"])], ids=["epilogue-reads", "plain"])
+def test_convolution_bias_adds_run_in_the_convolution_as_eager(monkeypatch: pytest.MonkeyPatch, epilogue_rule: bool,
+                                                                 where: list[str]) -> None:
+    """Placed by `rdu-sram-alloc`, which keeps a product's operands live up to
+    its bias add, every add folds at the add. Placed without that rule (as a
+    function that does not fit with it): folded at the add (the pointwise and
+    the 3x3 beside, read from their inputs), at the product (the depthwise,
+    whose `[C, 1, 1]` bias is reshaped after it: read from the input buffer),
+    and not at all where the next convolution writes over the product's bytes
+    while reading the add's value (the 3x3 between them, placed so)."""
+    if not epilogue_rule:
+        monkeypatch.setattr(rdu_sram_alloc, "PLACEMENT_RULES", rdu_sram_alloc.PLACEMENT_RULES[1:])
     folded: dict[str, str] = {}
 
     class Recording(epilogues.BiasFolds):
@@ -362,7 +370,7 @@ def test_convolution_bias_adds_run_in_the_convolution_as_eager(monkeypatch: pyte
     program = rducc.compile(model, (x,), opt_level=2)
     for got, want in zip(program(x), expected, strict=True):
         torch.testing.assert_close(got, want, rtol=1e-5, atol=1e-5)
-    assert sorted(folded.values()) == ["add", "add", "product"], folded
+    assert sorted(folded.values()) == where, folded
     paths = {kernels.conv_plan((1, m.in_channels, 40, 40), tuple(m.weight.shape), m.stride, m.padding, m.dilation,
                                m.groups, np.dtype(np.float32)).path
              for m in (model.point, model.beside, model.depthwise)}

@@ -242,3 +242,116 @@ def test_a_scatter_into_a_transposed_input_buffer_view_keeps_its_rows() -> None:
     expected = x.transpose(1, 0, 2).copy()
     expected[4] = v[0]
     np.testing.assert_array_equal(PlacedProgram(module).run([x, v], {})[0], expected)
+
+
+class GatedMlp(torch.nn.Module):
+    """A gated MLP whose gate and up halves are one linear layer's (Mixtral's
+    experts, Llama's fused gate_up): a layer norm, the fused product and its
+    bias add, reshaped back to 3-d (fc1's reshape), the halves sliced off."""
+
+    def __init__(self, halves: str, dim: int = 16, hidden: int = 24) -> None:
+        super().__init__()
+        self.halves, self.hidden = halves, hidden
+        self.norm, self.gate_up = torch.nn.LayerNorm(dim), torch.nn.Linear(dim, 2 * hidden)
+        self.down = torch.nn.Linear(hidden, dim)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        fused = self.gate_up(self.norm(x))
+        if self.halves == "chunk":
+            gate, up = fused.chunk(2, dim=-1)
+        else:  # the halves indexed, up first
+            up, gate = fused[..., self.hidden:], fused[..., :self.hidden]
+        return self.down(torch.nn.functional.silu(gate) * up) + x
+
+
+def _copied(program: rducc.Program) -> list[str]:
+    """The layout ops whose step copies: no view of their operand's array, no
+    value a producer computed into their bytes."""
+    return [op.name for compute, plan in _plans(program.module).items() for op in compute.body.block.ops
+            if isinstance(op, layout_views.LAYOUT_OPS)
+            and not (op in plan.source or op in plan.views.of_source or op in plan.views.into.values())]
+
+
+@pytest.mark.parametrize("halves", ["chunk", "indexed"])
+def test_gate_and_up_halves_and_fc1s_reshape_are_views_and_match_eager(halves: str) -> None:
+    """rdu-sram-alloc places the slices on the fused product's bytes and keeps
+    the product's operands live up to its bias add, so the pair is computed
+    into the add's bytes and the reshape after it reads them: nothing copies
+    (before, both halves and the reshape were copied every call)."""
+    torch.manual_seed(0)
+    module, x = GatedMlp(halves).eval(), torch.randn(2, 8, 16)
+    with torch.no_grad():
+        expected = module(x)
+        program = rducc.compile(torch.export.export(module, (x,)), opt_level=2)
+        got = program(x)
+    torch.testing.assert_close(torch.as_tensor(np.asarray(got)), expected, rtol=1e-5, atol=1e-5)
+    assert _copied(program) == []
+
+
+_T48, _T44 = "tensor<4x8xf32>", "tensor<4x4xf32>"
+_HALVES = f"""
+builtin.module {{
+  func.func @forward(%xh: !tier.buffer<hbm, 4x8xf32> {{rdu.input = "x"}},
+                     %wh: !tier.buffer<hbm, 8x8xf32> {{rdu.input = "w"}},
+                     %bh: !tier.buffer<hbm, 8xf32> {{rdu.input = "b"}}) -> !tier.buffer<hbm, 4x4xf32>
+      attributes {{tier.sram_capacity = 4096 : i64}} {{
+    %xs = tier.alloc offset 2048 : !tier.buffer<sram, 4x8xf32>
+    %ws = tier.alloc offset 2304 : !tier.buffer<sram, 8x8xf32>
+    %bs = tier.alloc offset 2560 : !tier.buffer<sram, 8xf32>
+    tier.dma %xh -> %xs : !tier.buffer<hbm, 4x8xf32> -> !tier.buffer<sram, 4x8xf32>
+    tier.dma %wh -> %ws : !tier.buffer<hbm, 8x8xf32> -> !tier.buffer<sram, 8x8xf32>
+    tier.dma %bh -> %bs : !tier.buffer<hbm, 8xf32> -> !tier.buffer<sram, 8xf32>
+    %os = tier.alloc offset 1024 : !tier.buffer<sram, 4x4xf32>
+    tier.compute "k0" ins(%xs, %ws, %bs : !tier.buffer<sram, 4x8xf32>, !tier.buffer<sram, 8x8xf32>,
+        !tier.buffer<sram, 8xf32>) outs(%os : !tier.buffer<sram, 4x4xf32>) {{
+    ^bb0(%x: {_T48}, %w: tensor<8x8xf32>, %b: tensor<8xf32>):
+      %n = rdu.map %x {{tier.offset = 64 : i64}} : ({_T48}) -> {_T48} {{
+      ^bb0(%a0: f32):
+        %r = arith.negf %a0 : f32
+        rdu.yield %r : f32
+      }}
+      %p = rdu.matmul %n, %w {{tier.offset = 256 : i64}} : {_T48}, tensor<8x8xf32> -> {_T48}
+      %a = rdu.map %p, %b {{tier.offset = 64 : i64}} : ({_T48}, tensor<8xf32>) -> {_T48} {{
+      ^bb0(%a0: f32, %a1: f32):
+        %r = arith.addf %a0, %a1 : f32
+        rdu.yield %r : f32
+      }}
+      %g = rdu.slice %a offsets [0, 0] strides [1, 1] {{tier.offset = 64 : i64}} : {_T48} -> {_T44}
+      %u = rdu.slice %a offsets [0, 4] strides [1, 1] {{tier.offset = 64 : i64}} : {_T48} -> {_T44}
+      %h = rdu.slice %x offsets [0, 0] strides [1, 1] {{tier.offset = 256 : i64}} : {_T48} -> {_T44}
+      %m = rdu.map %g, %u, %h {{tier.offset = 512 : i64}} : ({_T44}, {_T44}, {_T44}) -> {_T44} {{
+      ^bb0(%a0: f32, %a1: f32, %a2: f32):
+        %r0 = arith.mulf %a0, %a1 : f32
+        %r = arith.addf %r0, %a2 : f32
+        rdu.yield %r : f32
+      }}
+      %o = rdu.map %m {{tier.offset = 768 : i64}} : ({_T44}) -> {_T44} {{
+      ^bb0(%a0: f32):
+        rdu.yield %a0 : f32
+      }}
+      rdu.yield %o : {_T44}
+    }}
+    %o = tier.alloc : !tier.buffer<hbm, 4x4xf32>
+    tier.dma %os -> %o : !tier.buffer<sram, 4x4xf32> -> !tier.buffer<hbm, 4x4xf32>
+    func.return %o : !tier.buffer<hbm, 4x4xf32>
+  }}
+}}
+"""
+"""Gate and up halves of a bias add placed on its operand's bytes, the add on
+the product's lhs (as a placement without the epilogue rule puts it): the
+runtime folds the pair into the product's bytes, which `%h` then overwrites
+while the halves are read, so neither half is a view."""
+
+
+def test_sibling_slices_of_a_value_that_lives_elsewhere_copy_apart() -> None:
+    """Both halves sit on the add's placed bytes, which its value never reached:
+    each copies into a host array of its own (into those shared bytes, the up
+    half overwrote the gate half)."""
+    module = parse(_HALVES)
+    plan = _plan(_compute(module))
+    halves = [op for op in _compute(module).body.block.ops if isinstance(op, rdu.SliceOp)][:2]
+    assert set(halves) == set(plan.aside)
+    x, w, b = (np.arange(n, dtype=np.float32).reshape(s) / 7 - 1 for n, s in ((32, (4, 8)), (64, (8, 8)), (8, (8,))))
+    fused = -x @ w + b
+    np.testing.assert_allclose(PlacedProgram(module).run([x, w, b], {})[0], fused[:, :4] * fused[:, 4:] + x[:, :4],
+                               rtol=1e-6)

@@ -1,0 +1,67 @@
+"""A product's bias add: the map a product's epilogue computes (issue 32).
+
+A linear layer imports as `rdu.matmul` and an `rdu.map` adding the bias, a
+convolution with a bias as `rdu.conv` and such a map: the chip runs the add
+in the product's pipeline, the runtime as one `torch.addmm` or convolution
+with the bias (`rducc.runtime.epilogues`). Either way the product's operands
+are read while the add's value is written, so `rdu-sram-alloc` keeps them
+live up to the add (`epilogue_reads`): the add's value then never takes their
+bytes, and the runtime computes the pair into the add's own bytes, where a
+reshape placed on them reads it as a view (ConvNeXt's and Swin's fc1).
+"""
+
+from __future__ import annotations
+
+from xdsl.dialects import arith
+from xdsl.ir import Operation
+
+from rducc.dialects.rdu import dataflow as rdu
+from rducc.dialects.shapes import element_of, shape_of
+
+Product = rdu.MatmulOp | rdu.ConvOp
+"""An op whose bias add may run in its epilogue."""
+
+
+def bias_shape(product: Product) -> tuple[int, ...]:
+    """The bias's shape: `[N]` of a product, `[C, 1, ...]` of a convolution."""
+    shape = tuple(shape_of(product.result.type))
+    return shape[-1:] if isinstance(product, rdu.MatmulOp) else (shape[1],) + (1,) * (len(shape) - 2)
+
+
+def adds_bias(bias_add: Operation, product: Product) -> bool:
+    """`bias_add` is a map `product + bias` (either order), bias `[N]` (`[C, 1, ...]`)."""
+    if not isinstance(bias_add, rdu.MapOp) or len(bias_add.inputs) != 2 \
+            or bias_add.results[0].type != product.result.type:
+        return False
+    others = [v for v in bias_add.inputs if v is not product.result]
+    if len(others) != 1 or tuple(shape_of(others[0].type)) != bias_shape(product) \
+            or element_of(others[0].type) != element_of(product.result.type):
+        return False
+    block = bias_add.body.block
+    body = list(block.ops)
+    return len(body) == 2 and isinstance(body[0], arith.AddfOp) and isinstance(body[1], rdu.YieldOp) \
+        and set(body[0].operands) == set(block.args) and body[1].operands[0] is body[0].result
+
+
+def bias_add_of(product: Operation) -> rdu.MapOp | None:
+    """The map adding a bias to `product`'s value when it is the value's only
+    reader, in the same block (the pair one step: the add in the product's
+    epilogue); else None."""
+    if not isinstance(product, Product):
+        return None
+    readers = [use.operation for use in product.result.uses]
+    if len(readers) != 1 or readers[0].parent_block() is not product.parent_block() \
+            or not adds_bias(readers[0], product):
+        return None
+    reader = readers[0]
+    assert isinstance(reader, rdu.MapOp)
+    return reader
+
+
+def epilogue_reads(ops: list[Operation]) -> dict[Operation, Operation]:
+    """Each product of `ops` with a bias add (`bias_add_of`) -> that add: where
+    the pair reads the product's operands."""
+    return {op: add for op in ops if (add := bias_add_of(op)) is not None}
+
+
+__all__ = ["Product", "adds_bias", "bias_add_of", "bias_shape", "epilogue_reads"]
