@@ -898,6 +898,11 @@ class _Plan:
     """Whether the step's demand fits HBM under it (else nothing more frees HBM at the peak)."""
     recompute_first: bool = False
     """Its candidates are weighed every recompute before any spill (`_order`)."""
+    spilled_past_a_recompute: bool = False
+    """It took a spill or a global to DDR after a recompute candidate was closed for
+    good (`_first_open`): taking every recompute first may have cost less."""
+    closed_recompute: bool = False
+    """A recompute candidate was closed for good while it was made."""
     home: dict[str, int] = field(default_factory=dict)
     """Per global, the pipeline stage whose HBM holds it (`_Demand`)."""
 
@@ -1081,7 +1086,7 @@ def cheaper_plan(step: TrainingStep, module: ModuleOp, target: Target, second: b
     plans = [plan_placements(step, module, target, True, second)]
     if plans[0].recomputed:
         plans.append(plan_placements(step, module, target, False, second))
-    if not plans[0].fits:
+    if not plans[0].fits or plans[0].spilled_past_a_recompute:
         plans.append(plan_placements(step, module, target, True, second, recompute_first=True))
     return min(plans, key=lambda plan: (not plan.fits, plan.cost_s))
 
@@ -1099,6 +1104,7 @@ def _first_open(candidates: list[_Candidate], plan: _Plan, pinned: set[SSAValue]
         verdict = _applies(candidate, plan, pinned, liveness, at, shared)
         if verdict is None:
             del candidates[index]
+            plan.closed_recompute |= candidate.placement == Placement.RECOMPUTE
             narrower = _narrowed(candidate, plan, pinned, shared)
             if narrower is not None:
                 at_order = bisect.bisect_right(candidates, plan.order(narrower), key=plan.order)
@@ -1109,6 +1115,7 @@ def _first_open(candidates: list[_Candidate], plan: _Plan, pinned: set[SSAValue]
             del candidates[index]
             now = _repriced(candidate, plan, shared)
             if now is None:
+                plan.spilled_past_a_recompute |= plan.closed_recompute and candidate.placement != Placement.RECOMPUTE
                 return candidate
             at_order = bisect.bisect_right(candidates, plan.order(now), key=plan.order)
             candidates.insert(at_order, now)
