@@ -899,10 +899,10 @@ class _Plan:
     recompute_first: bool = False
     """Its candidates are weighed every recompute before any spill (`_order`)."""
     spilled_past_a_recompute: bool = False
-    """It took a spill or a global to DDR after a recompute candidate was closed for
-    good (`_first_open`): taking every recompute first may have cost less."""
-    closed_recompute: bool = False
-    """A recompute candidate was closed for good while it was made."""
+    """It took a spill or a global to DDR after a spill had closed a recompute for good
+    (`_first_open`): taking every recompute first may cost less."""
+    spill_closed_a_recompute: bool = False
+    """A value it put in DDR closed a recompute candidate for good (`_closed_by_a_spill`)."""
     home: dict[str, int] = field(default_factory=dict)
     """Per global, the pipeline stage whose HBM holds it (`_Demand`)."""
 
@@ -1104,7 +1104,7 @@ def _first_open(candidates: list[_Candidate], plan: _Plan, pinned: set[SSAValue]
         verdict = _applies(candidate, plan, pinned, liveness, at, shared)
         if verdict is None:
             del candidates[index]
-            plan.closed_recompute |= candidate.placement == Placement.RECOMPUTE
+            plan.spill_closed_a_recompute |= _closed_by_a_spill(candidate, plan, shared)
             narrower = _narrowed(candidate, plan, pinned, shared)
             if narrower is not None:
                 at_order = bisect.bisect_right(candidates, plan.order(narrower), key=plan.order)
@@ -1115,13 +1115,23 @@ def _first_open(candidates: list[_Candidate], plan: _Plan, pinned: set[SSAValue]
             del candidates[index]
             now = _repriced(candidate, plan, shared)
             if now is None:
-                plan.spilled_past_a_recompute |= plan.closed_recompute and candidate.placement != Placement.RECOMPUTE
+                plan.spilled_past_a_recompute |= (plan.spill_closed_a_recompute
+                                                   and candidate.placement != Placement.RECOMPUTE)
                 return candidate
             at_order = bisect.bisect_right(candidates, plan.order(now), key=plan.order)
             candidates.insert(at_order, now)
             continue
         index += 1
     return None
+
+
+def _closed_by_a_spill(candidate: _Candidate, plan: _Plan, shared: dict[SSAValue, list[SSAValue]]) -> bool:
+    """Whether a recompute candidate is closed because a value it gives or reads (or one
+    sharing a placement with those: every call's value of a layer's slot) is in DDR."""
+    if candidate.placement != Placement.RECOMPUTE:
+        return False
+    values = [s.value for s in candidate.values] + list(chain_inputs(list(candidate.chain)))
+    return any(plan.placements.get(m) == Placement.DDR for v in values for m in shared.get(v, [v]))
 
 
 def _repriced(candidate: _Candidate, plan: _Plan, shared: dict[SSAValue, list[SSAValue]]) -> _Candidate | None:
