@@ -84,7 +84,10 @@ of an outlined layer is one fact, the callee's parameter's.
 The plan is made with recomputes and with spills alone, and the one that fits
 and adds less modeled time is kept (`cheaper_plan`): a choice taken cheapest per
 byte at the peak is no least total (a recompute may free bytes where the spills
-the step needs anyway free them too). Each plan is priced from its final placements
+the step needs anyway free them too). A plan that takes every recompute before
+any spill is weighed as well when the mixed plan stops short of fitting or spills
+on after a value it put in DDR closed a recompute (a spill's price does not count
+the recomputes it closes). Each plan is priced from its final placements
 (`plan_price`), not its choices' prices summed as taken: every kernel its DDR
 values and globals touch, timed with all its DDR bytes at once (`_Pricer.price`),
 and the recomputes kept (a layer call's cut to what it still gives), their
@@ -1082,7 +1085,12 @@ def cheaper_plan(step: TrainingStep, module: ModuleOp, target: Target, second: b
     plan that takes every recompute before any spill is weighed too: cheap spills of
     a layer's slot (every call's value at an index) close the recomputes of the calls,
     and those recomputes close the spills of their slots, so the mixed plan can stop
-    short of fitting where recomputing first fits (`_blocked`, `_spill_closed`)."""
+    short of fitting where recomputing first fits (`_blocked`, `_spill_closed`). It is
+    weighed too when the mixed plan fits but took a spill or a global to DDR after a
+    value it put in DDR closed a recompute (`_closed_by_a_spill`): such a spill is
+    priced by what it adds to its kernels, not by the recomputes it closes, and what
+    the plan takes instead may cost far more per byte (the 80-layer 70B pp=2 step: the
+    weights at 10-17 ms a GB where the layer calls' recomputes were 1.4)."""
     plans = [plan_placements(step, module, target, True, second)]
     if plans[0].recomputed:
         plans.append(plan_placements(step, module, target, False, second))
