@@ -84,7 +84,10 @@ of an outlined layer is one fact, the callee's parameter's.
 The plan is made with recomputes and with spills alone, and the one that fits
 and adds less modeled time is kept (`cheaper_plan`): a choice taken cheapest per
 byte at the peak is no least total (a recompute may free bytes where the spills
-the step needs anyway free them too). Each plan is priced from its final placements
+the step needs anyway free them too). A plan that takes every recompute before
+any spill is weighed as well when the mixed plan stops short of fitting or spills
+on after a value it put in DDR closed a recompute (a spill's price does not count
+the recomputes it closes). Each plan is priced from its final placements
 (`plan_price`), not its choices' prices summed as taken: every kernel its DDR
 values and globals touch, timed with all its DDR bytes at once (`_Pricer.price`),
 and the recomputes kept (a layer call's cut to what it still gives), their
@@ -898,6 +901,11 @@ class _Plan:
     """Whether the step's demand fits HBM under it (else nothing more frees HBM at the peak)."""
     recompute_first: bool = False
     """Its candidates are weighed every recompute before any spill (`_order`)."""
+    spilled_past_a_recompute: bool = False
+    """It took a spill or a global to DDR after a spill had closed a recompute for good
+    (`_first_open`): taking every recompute first may cost less."""
+    spill_closed_a_recompute: bool = False
+    """A value it put in DDR closed a recompute candidate for good (`_closed_by_a_spill`)."""
     home: dict[str, int] = field(default_factory=dict)
     """Per global, the pipeline stage whose HBM holds it (`_Demand`)."""
 
@@ -1077,11 +1085,16 @@ def cheaper_plan(step: TrainingStep, module: ModuleOp, target: Target, second: b
     plan that takes every recompute before any spill is weighed too: cheap spills of
     a layer's slot (every call's value at an index) close the recomputes of the calls,
     and those recomputes close the spills of their slots, so the mixed plan can stop
-    short of fitting where recomputing first fits (`_blocked`, `_spill_closed`)."""
+    short of fitting where recomputing first fits (`_blocked`, `_spill_closed`). It is
+    weighed too when the mixed plan fits but took a spill or a global to DDR after a
+    value it put in DDR closed a recompute (`_closed_by_a_spill`): such a spill is
+    priced by what it adds to its kernels, not by the recomputes it closes, and what
+    the plan takes instead may cost far more per byte (the 80-layer 70B pp=2 step: the
+    weights at 10-17 ms a GB where the layer calls' recomputes were 1.4)."""
     plans = [plan_placements(step, module, target, True, second)]
     if plans[0].recomputed:
         plans.append(plan_placements(step, module, target, False, second))
-    if not plans[0].fits:
+    if not plans[0].fits or plans[0].spilled_past_a_recompute:
         plans.append(plan_placements(step, module, target, True, second, recompute_first=True))
     return min(plans, key=lambda plan: (not plan.fits, plan.cost_s))
 
@@ -1099,6 +1112,7 @@ def _first_open(candidates: list[_Candidate], plan: _Plan, pinned: set[SSAValue]
         verdict = _applies(candidate, plan, pinned, liveness, at, shared)
         if verdict is None:
             del candidates[index]
+            plan.spill_closed_a_recompute |= _closed_by_a_spill(candidate, plan, shared)
             narrower = _narrowed(candidate, plan, pinned, shared)
             if narrower is not None:
                 at_order = bisect.bisect_right(candidates, plan.order(narrower), key=plan.order)
@@ -1109,12 +1123,23 @@ def _first_open(candidates: list[_Candidate], plan: _Plan, pinned: set[SSAValue]
             del candidates[index]
             now = _repriced(candidate, plan, shared)
             if now is None:
+                plan.spilled_past_a_recompute |= (plan.spill_closed_a_recompute
+                                                   and candidate.placement != Placement.RECOMPUTE)
                 return candidate
             at_order = bisect.bisect_right(candidates, plan.order(now), key=plan.order)
             candidates.insert(at_order, now)
             continue
         index += 1
     return None
+
+
+def _closed_by_a_spill(candidate: _Candidate, plan: _Plan, shared: dict[SSAValue, list[SSAValue]]) -> bool:
+    """Whether a recompute candidate is closed because a value it gives or reads (or one
+    sharing a placement with those: every call's value of a layer's slot) is in DDR."""
+    if candidate.placement != Placement.RECOMPUTE:
+        return False
+    values = [s.value for s in candidate.values] + list(chain_inputs(list(candidate.chain)))
+    return any(plan.placements.get(m) == Placement.DDR for v in values for m in shared.get(v, [v]))
 
 
 def _repriced(candidate: _Candidate, plan: _Plan, shared: dict[SSAValue, list[SSAValue]]) -> _Candidate | None:
