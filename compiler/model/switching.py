@@ -38,9 +38,8 @@ from collections import defaultdict
 from collections.abc import Hashable
 from dataclasses import dataclass
 
-from xdsl.dialects.builtin import ModuleOp
-
 from xdsl.dialects import func
+from xdsl.dialects.builtin import ModuleOp
 
 from rducc.dialects.contracts import mapping_of
 from rducc.dialects.program import functions, global_stages
