@@ -34,6 +34,19 @@ half of the group's (the split balances the stages); each part is weighed
 again. A group that maps well stays fused (docs/cost-model.md, "Fusion and
 the mapper").
 
+**Where a full kernel closes** (level 2, `closing_tail`): when the next group
+does not fit, the kernel takes that group's leading ops (up to its first matmul
+or conv) that leave the fewest bytes crossing, fewer than at the group's start,
+when it still fits: a post-norm and its residual add end their own layer's
+kernel, where -O1 starts the next group with them.
+
+**What a kernel makes again** (`recompute_in_readers`): a value one kernel
+computes from the function's arguments alone by cheap ops (RECOMPUTED) that
+another kernel reads, the reader computes itself, before its first use (the
+first kernel places its own so too), where it still maps; not an index it
+gathers or scatters by. So the kernels of an outlined period's repeated
+layers are alike, not the first making the tables CSE left it to share.
+
 A contiguous window of a function argument that a segment only passes on (a
 layer's `k_cache[i]` of a stacked cache, sliced before the layer's call) is
 a kernel of its own (`split_off_windows`), which `rdu-insert-dma` makes a
