@@ -579,9 +579,9 @@ RECOMPUTED = (MapOp, ReshapeOp, BroadcastOp, IotaOp, arith.ConstantOp)
 arguments rather than reading it from another kernel (`recompute_in_readers`)."""
 
 
-def recomputed_chain(value: OpResult, block: Block) -> list[Operation] | None:
+def recomputed_chain(value: OpResult, block: Block, order: dict[Operation, int]) -> list[Operation] | None:
     """The ops that compute `value` from `block`'s arguments alone (or from nothing),
-    in block order, when each is one of RECOMPUTED; None otherwise."""
+    in block order (`order`), when each is one of RECOMPUTED; None otherwise."""
     chain: set[Operation] = set()
     pending: list[SSAValue] = [value]
     while pending:
@@ -598,7 +598,6 @@ def recomputed_chain(value: OpResult, block: Block) -> list[Operation] | None:
             return None
         chain.add(op)
         pending.extend(op.operands)
-    order = {op: at for at, op in enumerate(block.ops)}
     return sorted(chain, key=order.__getitem__)
 
 
@@ -660,12 +659,13 @@ def recompute_in_readers(segments: list[list[Operation]], block: Block, target: 
     period of layers that CSE left one mask or table to share are alike, each layer's
     its own. An original no segment reads any more is dropped."""
     home = {op: n for n, segment in enumerate(segments) for op in segment}
+    order = {op: at for at, op in enumerate(block.ops)}
     cloned: dict[SSAValue, list[Operation]] = {}
     for n, segment in enumerate(segments):
         reads = dict.fromkeys(v for op in segment for v in op.operands
                               if isinstance(v, OpResult) and home.get(v.op, n) != n)
         for value in reads:
-            chain = None if _indexes(value, segment) else recomputed_chain(value, block)
+            chain = None if _indexes(value, segment) else recomputed_chain(value, block, order)
             if chain is None or any(home.get(op, n) == n for op in chain) or any(
                     _is_window_kernel(segments[home[op]]) for op in chain):
                 continue
