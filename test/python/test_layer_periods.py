@@ -55,11 +55,11 @@ class Block(nn.Module):
 
 
 class Stack(nn.Module):
-    """Layers of the kinds `pattern` names, in order."""
+    """Layers (`layer`: `Block` unless named) of the kinds `pattern` names, in order."""
 
-    def __init__(self, pattern: str) -> None:
+    def __init__(self, pattern: str, layer: type[nn.Module] | None = None) -> None:
         super().__init__()
-        self.layers = nn.ModuleList(Block(kind) for kind in pattern)
+        self.layers = nn.ModuleList((layer or Block)(kind) for kind in pattern)
 
     def forward(self, x: torch.Tensor, angle: torch.Tensor) -> torch.Tensor:
         for layer in self.layers:
@@ -220,17 +220,6 @@ class PostNorm(nn.Module):
         return x + nn.functional.rms_norm(self.fc2(x), (WIDTH,))
 
 
-class PostNormStack(nn.Module):
-    def __init__(self, pattern: str) -> None:
-        super().__init__()
-        self.layers = nn.ModuleList(PostNorm(kind) for kind in pattern)
-
-    def forward(self, x: torch.Tensor, angle: torch.Tensor) -> torch.Tensor:
-        for layer in self.layers:
-            x = layer(x, angle)
-        return x
-
-
 def test_a_post_norm_period_is_kernels_alike_each_its_layer(tmp_path: Path) -> None:
     """Exaone4's period (three alike and a fourth) where a layer is one kernel: -O1
     starts each group with the norm after the previous layer's last matmul, so the
@@ -242,7 +231,7 @@ def test_a_post_norm_period_is_kernels_alike_each_its_layer(tmp_path: Path) -> N
     target = tmp_path / "post-norm-pcus.toml"
     target.write_text(POST_NORM_PCUS)
     torch.manual_seed(0)
-    model = PostNormStack("rrrg" * 2).eval()
+    model = Stack("rrrg" * 2, PostNorm).eval()
     inputs = (torch.randn(4, WIDTH), torch.randn(WIDTH))
     program = rducc.compile(torch.export.export(model, inputs), target=str(target))
     [loop] = program.report.loops
