@@ -676,9 +676,9 @@ def recompute_in_readers(segments: list[list[Operation]], block: Block, target: 
                 continue
             cloned[value] = chain
     for n, segment in enumerate(segments):  # the originals, placed as their clones are
-        for value in dict.fromkeys(v for op in segment for v in op.operands if v in cloned):
-            if all(home.get(op) == n for op in cloned[value]):
-                _place_before_first_reader(cloned[value], segment, block)
+        for read in dict.fromkeys(v for op in segment for v in op.operands if v in cloned):
+            if all(home.get(op) == n for op in cloned[read]):
+                _place_before_first_reader(cloned[read], segment, block)
     chained = {op for chain in cloned.values() for op in chain}
     dead = [op for op in reversed(list(block.ops)) if op in chained and not any(r.uses for r in op.results)]
     for op in dead:
