@@ -34,6 +34,19 @@ half of the group's (the split balances the stages); each part is weighed
 again. A group that maps well stays fused (docs/cost-model.md, "Fusion and
 the mapper").
 
+**Where a full kernel closes** (level 2, `closing_tail`): when the next group
+does not fit, the kernel takes that group's leading ops (up to its first matmul
+or conv) that leave the fewest bytes crossing, fewer than at the group's start,
+when it still fits: a post-norm and its residual add end their own layer's
+kernel, where -O1 starts the next group with them.
+
+**What a kernel makes again** (`recompute_in_readers`): a value one kernel
+computes from the function's arguments alone by cheap ops (RECOMPUTED) that
+another kernel reads, the reader computes itself, before its first use (the
+first kernel places its own so too), where it still maps; not an index it
+gathers or scatters by. So the kernels of an outlined period's repeated
+layers are alike, not the first making the tables CSE left it to share.
+
 A contiguous window of a function argument that a segment only passes on (a
 layer's `k_cache[i]` of a stacked cache, sliced before the layer's call) is
 a kernel of its own (`split_off_windows`), which `rdu-insert-dma` makes a
@@ -47,9 +60,9 @@ from dataclasses import dataclass
 from typing import Any, ClassVar
 
 from xdsl.context import Context
-from xdsl.dialects import func
+from xdsl.dialects import arith, func
 from xdsl.dialects.builtin import ModuleOp
-from xdsl.ir import Block, Operation, Region, SSAValue
+from xdsl.ir import Block, BlockArgument, Operation, OpResult, Region, SSAValue
 
 from rducc.diagnostics import LocatedError
 from rducc.dialects.contracts import (
@@ -67,14 +80,18 @@ from rducc.dialects.contracts import (
 )
 from rducc.dialects.program import functions
 from rducc.dialects.rdu.dataflow import (
+    BroadcastOp,
     ConvOp,
     GatherOp,
     HostCallOp,
+    IotaOp,
     KernelOp,
+    MapOp,
     MatmulOp,
     ReduceKind,
     ReduceOp,
     ReshapeOp,
+    ScatterOp,
     SliceOp,
     YieldOp,
 )
@@ -356,7 +373,9 @@ def _segment_key(ops: Sequence[Operation]) -> str | None:
 
 def merged_segments(segments: list[list[Operation]], target: Target) -> list[list[Operation]]:
     """-O2: merge neighbours of the same layer while the result fits (`segments`: the
-    consecutive parts of one run of ops, as `pattern_segments` gives them)."""
+    consecutive parts of one run of ops, as `pattern_segments` gives them). Where a
+    neighbour does not fit, the kernel closes where the fewest bytes cross
+    (`closing_tail`)."""
     merged: list[list[Operation]] = []
     merged_key: str | None = None  # the last merged segment's key: it keeps its first part's
     growing = _Growing.over([op for segment in segments for op in segment], target)
@@ -367,10 +386,44 @@ def merged_segments(segments: list[list[Operation]], target: Target) -> list[lis
             if growing.fits_with(merged[-1], segment):
                 merged[-1] += segment
                 continue
+            taken = closing_tail(merged[-1], segment, growing)
+            merged[-1], segment = merged[-1] + segment[:taken], segment[taken:]
         merged.append(list(segment))
         merged_key = key
         growing.restart(segment)
     return merged
+
+
+def closing_tail(kernel: list[Operation], segment: list[Operation], growing: _Growing) -> int:
+    """How many leading ops of `segment` (which does not fit with `kernel`, the kernel
+    before it) the kernel takes: the cut, before the segment's first matmul or conv,
+    where the fewest bytes cross from the ops before it to the ops after, when that is
+    fewer than cross at the segment's start and the kernel still fits with them (0
+    otherwise). A post-norm ends its own layer's kernel so (the norm and residual add
+    after a layer's last matmul, which -O1 starts the next group with), and each
+    kernel of a stack of such layers starts where its layer does."""
+    heavy = next((at for at, op in enumerate(segment) if isinstance(op, HEAVY_OPS)), len(segment) - 1)
+    best, fewest = 0, 0
+    for stop in range(1, heavy + 1):
+        change = crossing_change(segment, stop, growing.last_read, growing.position)
+        if change < fewest:
+            best, fewest = stop, change
+    if not best:
+        return 0
+    growing.restart(kernel)
+    return best if growing.fits_with(kernel, segment[:best]) else 0
+
+
+def crossing_change(segment: Sequence[Operation], stop: int, last_read: dict[SSAValue, float],
+                    position: dict[Operation, int]) -> int:
+    """Bytes of the run's values that cross a cut before `segment[stop]` less those
+    that cross one before `segment[0]` (`last_read`, `position`: in the run)."""
+    start = position[segment[0]]
+    end = start + stop
+    made = sum(value_bytes(r) for op in segment[:stop] for r in op.results if last_read[r] >= end)
+    dying = {v for op in segment[:stop] for v in op.operands
+             if isinstance(v, OpResult) and position.get(v.op, end) < start and last_read.get(v, end) < end}
+    return made - sum(value_bytes(v) for v in dying)
 
 
 def group_body(ops: Sequence[Operation], target: Target) -> tuple[KernelBody, dict[str, int]] | None:
@@ -532,6 +585,120 @@ def split_if_mapped_badly(ops: list[Operation], target: Target, looped: bool = F
     return split_if_mapped_badly(ops[:cut], target) + split_if_mapped_badly(ops[cut:], target)
 
 
+RECOMPUTED = (MapOp, ReshapeOp, BroadcastOp, IotaOp, arith.ConstantOp)
+"""Ops cheap enough that a kernel recomputes their value from the function's
+arguments rather than reading it from another kernel (`recompute_in_readers`)."""
+
+
+def recomputed_chain(value: OpResult, block: Block, order: dict[Operation, int]) -> list[Operation] | None:
+    """The ops that compute `value` from `block`'s arguments alone (or from nothing),
+    in block order (`order`), when each is one of RECOMPUTED; None otherwise."""
+    chain: set[Operation] = set()
+    pending: list[SSAValue] = [value]
+    while pending:
+        read = pending.pop()
+        if isinstance(read, BlockArgument):
+            if read.owner is not block:
+                return None
+            continue
+        assert isinstance(read, OpResult)
+        op = read.op
+        if op in chain:
+            continue
+        if not isinstance(op, RECOMPUTED) or op.parent is not block:
+            return None
+        chain.add(op)
+        pending.extend(op.operands)
+    return sorted(chain, key=order.__getitem__)
+
+
+def _indexes(value: SSAValue, segment: Sequence[Operation]) -> bool:
+    """Whether `segment` gathers or scatters by `value`: an index a kernel reads as an
+    input is an indexed DMA's rows; one it computes, a stage the table streams
+    through (`index_cuts` made it another kernel's for that)."""
+    members = set(segment)
+    return any(isinstance(use.operation, GatherOp | ScatterOp) for use in value.uses if use.operation in members)
+
+
+def _is_window_kernel(segment: Sequence[Operation]) -> bool:
+    """A segment of windows of arguments alone (`split_off_windows`: a `tier.view`)."""
+    return all(isinstance(op, ReshapeOp | SliceOp) for op in segment)
+
+
+def _place_before_first_reader(chain: list[Operation], segment: list[Operation], block: Block) -> None:
+    """Move `chain` (ops of `segment`, or new ones) to just before the first other op of
+    `segment` that reads one of its results, in the segment and in the block: where a
+    kernel recomputes it, and where the kernel that computed it first does too, so
+    that kernels of one layer's ops are alike op for op."""
+    members = set(chain)
+    rest = [op for op in segment if op not in members]
+    results = {r for op in chain for r in op.results}
+    first = next((at for at, op in enumerate(rest) if any(v in results for v in op.operands)), None)
+    if first is None:
+        return
+    for op in chain:
+        if op.parent is not None:
+            op.detach()
+        block.insert_op_before(op, rest[first])
+    segment[:] = [*rest[:first], *chain, *rest[first:]]
+
+
+def _clone_into(chain: list[Operation], segment: list[Operation], block: Block) -> list[Operation]:
+    """Clones of `chain` placed before their first reader in `segment`, which reads them."""
+    mapper: dict[SSAValue, SSAValue] = {}
+    clones = [op.clone(value_mapper=mapper) for op in chain]
+    members = set(segment)
+    for value in list(mapper):
+        value.replace_uses_with_if(mapper[value], lambda use: use.operation in members)
+    _place_before_first_reader(clones, segment, block)
+    return clones
+
+
+def _undo_clones(clones: list[Operation], chain: list[Operation]) -> None:
+    for clone, op in zip(reversed(clones), reversed(chain)):
+        for new, old in zip(clone.results, op.results):
+            new.replace_all_uses_with(old)
+        clone.detach()
+        clone.erase()
+
+
+def recompute_in_readers(segments: list[list[Operation]], block: Block, target: Target) -> list[list[Operation]]:
+    """The segments, each reading no value another segment computes from the function's
+    arguments alone by cheap ops (RECOMPUTED: a rotary table's reshape, an `arange`, a
+    mask made from an input): it recomputes the value itself, where it still maps, in
+    place of a write to HBM by one kernel and a read by the other. So the kernels of a
+    period of layers that CSE left one mask or table to share are alike, each layer's
+    its own. An original no segment reads any more is dropped."""
+    home = {op: n for n, segment in enumerate(segments) for op in segment}
+    order = {op: at for at, op in enumerate(block.ops)}
+    cloned: dict[SSAValue, list[Operation]] = {}
+    for n, segment in enumerate(segments):
+        reads = dict.fromkeys(v for op in segment for v in op.operands
+                              if isinstance(v, OpResult) and home.get(v.op, n) != n)
+        for value in reads:
+            chain = None if _indexes(value, segment) else recomputed_chain(value, block, order)
+            if chain is None or any(home.get(op, n) == n for op in chain) or any(
+                    _is_window_kernel(segments[home[op]]) for op in chain):
+                continue
+            clones = _clone_into(chain, segment, block)
+            if weigh(segment, target).seconds == float("inf"):
+                _undo_clones(clones, chain)
+                segment[:] = [op for op in segment if op not in set(clones)]
+                continue
+            cloned[value] = chain
+    for n, segment in enumerate(segments):  # the originals, placed as their clones are
+        for read in dict.fromkeys(v for op in segment for v in op.operands if v in cloned):
+            if all(home.get(op) == n for op in cloned[read]):
+                _place_before_first_reader(cloned[read], segment, block)
+    chained = {op for chain in cloned.values() for op in chain}
+    dead = [op for op in reversed(list(block.ops)) if op in chained and not any(r.uses for r in op.results)]
+    for op in dead:
+        op.detach()
+        op.erase()
+    gone = set(dead)
+    return [kept for segment in segments if (kept := [op for op in segment if op not in gone])]
+
+
 def outline_kernel(ops: Sequence[Operation], name: str) -> KernelOp:
     """Move `ops` into a new `rdu.kernel` placed where the first of them was."""
     group = make_group(ops)
@@ -596,6 +763,8 @@ class RduFuse(RduPass):
                 for run in runs:
                     for segment in self.segments(run, target, looped):
                         segments += split_off_windows(segment, function.args) if self.level > 0 else [segment]
+            if self.level > 0:
+                segments = recompute_in_readers(segments, function.body.block, target)
             for index, segment in enumerate(segments):
                 outline_kernel(segment, f"k{index}")
 

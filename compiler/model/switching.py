@@ -16,8 +16,16 @@ target's figures, never a published switching ratio:
   the hardware's figures, not the SN40L paper's one 64 GB/s link for the
   whole node; the host's own memory, 614 GB/s on a DGX H100's two CPUs, is
   not the limit). One DMA start-up (`dma_latency_s`).
-- **Reconfiguration.** The chip loads the program's kernels' configurations:
-  `reconfigure_s` for each distinct kernel (an outlined layer's kernels once).
+- **Reconfiguration** (modeled; assumed: a switch loads each configuration
+  the new program runs once, at `reconfigure_s` a load, and the units keep
+  only the one they ran last). A configuration is a kernel's mapped body
+  (compiler/model/configuration.py), so the loads are the program's distinct
+  configurations, each as many loads as its sections, not one a kernel: an
+  outlined layer's kernel once however many calls run it, kernels of one
+  configuration (a period's repeated layers) once. None for the
+  configuration the units already hold: the last kernel of the program
+  switched from (`after`), when it is one of the new program's and ran in
+  one section.
 
 `switch_s = copy_s + dma_latency_s + configure_s`. bench/coe.py prints it for
 Llama 3.1 8B on sn40l-8 and on the DGX nodes, and the SN40L paper's 15x / 31x
@@ -27,12 +35,16 @@ beside it as a check.
 from __future__ import annotations
 
 from collections import defaultdict
+from collections.abc import Hashable
 from dataclasses import dataclass
 
+from xdsl.dialects import func
 from xdsl.dialects.builtin import ModuleOp
 
-from rducc.dialects.program import global_stages
+from rducc.dialects.contracts import mapping_of
+from rducc.dialects.program import functions, global_stages
 from rducc.dialects.tier import ComputeOp, GlobalOp
+from rducc.model.configuration import configuration_of
 from rducc.targets import Target
 
 
@@ -50,6 +62,9 @@ class SwitchTime:
     copy_s: float
     configure_s: float
     kernels: int
+    """Kernels (`tier.compute`s) of the program, an outlined layer's once."""
+    loads: int
+    """Configuration loads the switch pays (`configuration_loads`)."""
     switch_s: float
 
 
@@ -74,15 +89,52 @@ def resident_bytes(module: ModuleOp) -> tuple[int, int]:
     return in_hbm.get(busiest, 0), in_ddr.get(busiest, 0)
 
 
-def switch_time(module: ModuleOp, target: Target) -> SwitchTime:
-    """The modeled time to switch the program's model into HBM on `target`."""
+def last_kernel(module: ModuleOp) -> ComputeOp | None:
+    """The kernel a program runs last: @forward's last kernel, or its last call's callee's."""
+    by_name = {f.sym_name.data: f for f in functions(module)}
+    function = by_name.get("forward")
+    while function is not None:
+        last = next((op for op in reversed(list(function.body.walk()))
+                     if isinstance(op, ComputeOp | func.CallOp)), None)
+        if not isinstance(last, func.CallOp):
+            return last
+        function = by_name.get(last.callee.string_value())
+    return None
+
+
+def sections_of(compute: ComputeOp) -> int:
+    """The sections the kernel runs in: its recorded mapping's (`rdu-map-units`), else one."""
+    mapping = mapping_of(compute)
+    return mapping.sections if mapping is not None else 1
+
+
+def configuration_loads(module: ModuleOp, after: ModuleOp | None = None) -> int:
+    """The configuration loads a switch to `module` pays: each distinct configuration
+    its kernels have, once a section, less the one the units hold when `after` (the
+    program switched from) ran last a kernel of that configuration in one section
+    (the module docstring)."""
+    sections: dict[Hashable, int] = {}
+    for op in module.walk():
+        if isinstance(op, ComputeOp):
+            sections[configuration_of(op)] = sections_of(op)
+    held = last_kernel(after) if after is not None else None
+    if held is not None and sections_of(held) == 1:
+        sections.pop(configuration_of(held), None)
+    return sum(sections.values())
+
+
+def switch_time(module: ModuleOp, target: Target, after: ModuleOp | None = None) -> SwitchTime:
+    """The modeled time to switch the program's model into HBM on `target` (from the
+    program `after`, whose last configuration the units hold, when given)."""
     hbm, ddr = resident_bytes(module)
     rate = copy_bandwidth(target)
     kernels = sum(1 for op in module.walk() if isinstance(op, ComputeOp))
+    loads = configuration_loads(module, after)
     copy_s = hbm / rate
-    configure_s = kernels * target.reconfigure_s
-    return SwitchTime(target.name, hbm, ddr, rate, copy_s, configure_s, kernels,
+    configure_s = loads * target.reconfigure_s
+    return SwitchTime(target.name, hbm, ddr, rate, copy_s, configure_s, kernels, loads,
                       copy_s + target.dma_latency_s + configure_s)
 
 
-__all__ = ["SwitchTime", "copy_bandwidth", "resident_bytes", "switch_time"]
+__all__ = ["SwitchTime", "configuration_loads", "copy_bandwidth", "last_kernel", "resident_bytes", "sections_of",
+           "switch_time"]

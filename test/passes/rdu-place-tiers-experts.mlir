@@ -65,7 +65,7 @@ builtin.module attributes {rdu.level = #rdu<level graph>, rdu.target = "sn40l-16
   }
 }
 
-// CHECK:      builtin.module attributes {{{.*}}tier.hbm_weight_bytes = 838598656 : i64, tier.ddr_weight_bytes = 251920384 : i64, tier.activation_bytes = 245916 : i64
+// CHECK:      builtin.module attributes {{{.*}}tier.hbm_weight_bytes = 838598656 : i64, tier.ddr_weight_bytes = 251920384 : i64, tier.activation_bytes = 245868 : i64
 // CHECK-NEXT:   tier.global @up in ddr : tensor<4x4096x8192xbf16> {{{.*}}tier.hbm_rows = 12540 : i64}
 // CHECK-NEXT:   tier.global @down in ddr : tensor<4x8192x4096xbf16> {{{.*}}tier.hbm_rows = 25080 : i64}
 // CHECK-NEXT:   tier.global @up1 in ddr : tensor<4x4096x8192xbf16> {{{.*}}tier.hbm_rows = 12540 : i64}

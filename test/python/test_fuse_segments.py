@@ -18,6 +18,7 @@ from xdsl.ir import Operation
 
 from rducc.dialects.contracts import set_target
 from rducc.dialects.program import functions
+from rducc.dialects.shapes import value_bytes
 from rducc.driver import import_exported
 from rducc.model.kernel_model import GrowingGroup, last_reads, make_group, untiled, working_set
 from rducc.passes import rdu_fuse
@@ -71,8 +72,19 @@ def segments_by_definition(ops: Sequence[Operation], target: Target) -> list[lis
     return segments
 
 
+def crossing_bytes(run: list[Operation], cut: int) -> int:
+    """Bytes of the values ops before `cut` make that ops from `cut` on, or ops outside
+    the run, read."""
+    later, members = set(run[cut:]), set(run)
+    return sum(value_bytes(r) for op in run[:cut] for r in op.results
+               if any(u.operation in later or u.operation not in members for u in r.uses))
+
+
 def merged_by_definition(segments: list[list[Operation]], target: Target) -> list[list[Operation]]:
-    """The definition of -O2's merge: `_fits` asked of each neighbour joined."""
+    """The definition of -O2's merge: `_fits` asked of each neighbour joined; where it
+    does not fit, the kernel takes the neighbour's ops up to its first matmul or conv
+    that leave the fewest bytes crossing, fewer than at its start, when they fit."""
+    run = [op for segment in segments for op in segment]
     merged: list[list[Operation]] = []
     for segment in segments:
         same_stage = merged and rdu_fuse.stage_of(merged[-1][0]) == rdu_fuse.stage_of(segment[0])
@@ -80,6 +92,14 @@ def merged_by_definition(segments: list[list[Operation]], target: Target) -> lis
             if rdu_fuse._fits(merged[-1] + segment, target):
                 merged[-1] = merged[-1] + segment
                 continue
+            start = run.index(segment[0])
+            heavy = next((at for at, op in enumerate(segment) if isinstance(op, rdu_fuse.HEAVY_OPS)),
+                         len(segment) - 1)
+            fewer = [stop for stop in range(1, heavy + 1)
+                     if crossing_bytes(run, start + stop) < crossing_bytes(run, start)]
+            best = min(fewer, key=lambda stop: (crossing_bytes(run, start + stop), stop), default=0)
+            if best and rdu_fuse._fits(merged[-1] + segment[:best], target):
+                merged[-1], segment = merged[-1] + segment[:best], segment[best:]
         merged.append(list(segment))
     return merged
 

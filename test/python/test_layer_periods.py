@@ -17,6 +17,8 @@ from torch import nn
 import rducc
 from rducc.dialects.contracts import calls_of, is_outlined
 from rducc.dialects.program import functions
+from rducc.dialects.tier import ComputeOp
+from rducc.model.configuration import configuration_of
 from rducc.model.cost_model import estimate
 from rducc.targets import load_target
 
@@ -53,11 +55,11 @@ class Block(nn.Module):
 
 
 class Stack(nn.Module):
-    """Layers of the kinds `pattern` names, in order."""
+    """Layers (`layer`: `Block` unless named) of the kinds `pattern` names, in order."""
 
-    def __init__(self, pattern: str) -> None:
+    def __init__(self, pattern: str, layer: type[nn.Module] | None = None) -> None:
         super().__init__()
-        self.layers = nn.ModuleList(Block(kind) for kind in pattern)
+        self.layers = nn.ModuleList((layer or Block)(kind) for kind in pattern)
 
     def forward(self, x: torch.Tensor, angle: torch.Tensor) -> torch.Tensor:
         for layer in self.layers:
@@ -194,3 +196,47 @@ def test_a_period_that_repeats_a_layer_loads_each_configuration_once(tmp_path: P
     unlooped = estimate(program.module, load_target(str(unlooped_target)))
     assert report.modeled_time_s < unlooped.modeled_time_s
     np.testing.assert_allclose(np.asarray(program(x)), model(x).detach().numpy(), rtol=1e-4, atol=1e-5)
+
+
+POST_NORM_PCUS = 'inherits = "sn40l"\nname = "post-norm-pcus"\npcus = 18\npmus = 16\n\n[fabric]\nrows = 4\ncols = 10\n'
+"""A target whose 18 PCUs hold one `PostNorm` layer's kernel, not a layer and the next one's first matmul."""
+
+
+class PostNorm(nn.Module):
+    """Exaone4's form of a layer: each half's output normed after its matmul, then
+    added (`x + norm(f(x))`), and a table made inside the layer from an input every
+    layer reads (`angle.unsqueeze(0)`, which CSE leaves a period's first layer to
+    make for all). Kind `r` ReLU, `g` GELU."""
+
+    def __init__(self, kind: str) -> None:
+        super().__init__()
+        self.kind = kind
+        self.fc = nn.Linear(WIDTH, WIDTH, bias=False)
+        self.fc2 = nn.Linear(WIDTH, WIDTH, bias=False)
+
+    def forward(self, x: torch.Tensor, angle: torch.Tensor) -> torch.Tensor:
+        y = self.fc(x + angle.unsqueeze(0))
+        x = x + nn.functional.rms_norm(torch.relu(y) if self.kind == "r" else nn.functional.gelu(y), (WIDTH,))
+        return x + nn.functional.rms_norm(self.fc2(x), (WIDTH,))
+
+
+def test_a_post_norm_period_is_kernels_alike_each_its_layer(tmp_path: Path) -> None:
+    """Exaone4's period (three alike and a fourth) where a layer is one kernel: -O1
+    starts each group with the norm after the previous layer's last matmul, so the
+    kernels were shifted ([layer 0 but its norm], [that norm, layer 1 but its norm],
+    ..., 5 of them, each its own configuration) and the table shared from the first.
+    Each kernel now closes after its own layer's norm and residual add (fewer bytes
+    cross there) and makes its own table: 4 kernels, the three alike one
+    configuration, 2 loads an iteration (was 5). The same numbers as eager."""
+    target = tmp_path / "post-norm-pcus.toml"
+    target.write_text(POST_NORM_PCUS)
+    torch.manual_seed(0)
+    model = Stack("rrrg" * 2, PostNorm).eval()
+    inputs = (torch.randn(4, WIDTH), torch.randn(WIDTH))
+    program = rducc.compile(torch.export.export(model, inputs), target=str(target))
+    [loop] = program.report.loops
+    assert (loop.calls, loop.kernels, loop.looped, loop.reloads) == (2, 4, True, 2)
+    [layer] = [f for f in functions(program.module) if is_outlined(f)]
+    first, *others = [configuration_of(op) for op in layer.walk() if isinstance(op, ComputeOp)]
+    assert others[:2] == [first, first] and others[2] != first
+    _assert_eager(program, model, inputs)

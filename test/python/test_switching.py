@@ -51,3 +51,54 @@ def test_switch_time_is_the_plans_hbm_bytes_over_each_targets_copy_path() -> Non
     # the prediction: PCIe Gen5 x16 a GPU against DDR a socket is a few x, not the paper's 15x
     assert 1 < gpu.copy_s / switch.copy_s < 15
     assert switch_time(module, a100).copy_s == pytest.approx(2 * gpu.copy_s)  # Gen4 is half of Gen5
+
+
+def _kernel(name: str, a: str, b: str, out: str, n: int) -> str:
+    """A one-matmul kernel `out = a @ b` of [1, 4096] by [4096, n]."""
+    return f"""
+    tier.compute "{name}" ins(%{a}, %{b} : !tier.buffer<sram, 1x4096xbf16>, !tier.buffer<sram, 4096x{n}xbf16>) outs(%{out} : !tier.buffer<sram, 1x{n}xbf16>) {{
+    ^bb0(%a: tensor<1x4096xbf16>, %b: tensor<4096x{n}xbf16>):
+      %c = rdu.matmul %a, %b : tensor<1x4096xbf16>, tensor<4096x{n}xbf16> -> tensor<1x{n}xbf16>
+      rdu.yield %c : tensor<1x{n}xbf16>
+    }}"""
+
+
+REPEATED = f"""
+builtin.module attributes {{rdu.level = #rdu<level memory>}} {{
+  tier.global @w in hbm : tensor<{W}>
+  tier.global @n in hbm : tensor<4096x1024xbf16>
+  func.func @forward(%x: !tier.buffer<hbm, 1x4096xbf16> {{rdu.input = "x"}}) -> !tier.buffer<hbm, 1x1024xbf16> {{
+    %w = tier.get_global @w : !tier.buffer<hbm, {W}>
+    %n = tier.get_global @n : !tier.buffer<hbm, 4096x1024xbf16>
+    %xs = tier.alloc : !tier.buffer<sram, 1x4096xbf16>
+    %ws = tier.alloc : !tier.buffer<sram, {W}>
+    %ns = tier.alloc : !tier.buffer<sram, 4096x1024xbf16>
+    %ys = tier.alloc : !tier.buffer<sram, 1x4096xbf16>
+    %zs = tier.alloc : !tier.buffer<sram, 1x4096xbf16>
+    %os = tier.alloc : !tier.buffer<sram, 1x1024xbf16>
+    %oh = tier.alloc : !tier.buffer<hbm, 1x1024xbf16>
+    tier.dma %x -> %xs : !tier.buffer<hbm, 1x4096xbf16> -> !tier.buffer<sram, 1x4096xbf16>
+    tier.dma %w -> %ws : !tier.buffer<hbm, {W}> -> !tier.buffer<sram, {W}>
+    tier.dma %n -> %ns : !tier.buffer<hbm, 4096x1024xbf16> -> !tier.buffer<sram, 4096x1024xbf16>
+    {_kernel("k0", "xs", "ws", "ys", 4096)}
+    {_kernel("k1", "ys", "ws", "zs", 4096)}
+    {_kernel("k2", "zs", "ns", "os", 1024)}
+    tier.dma %os -> %oh : !tier.buffer<sram, 1x1024xbf16> -> !tier.buffer<hbm, 1x1024xbf16>
+    func.return %oh : !tier.buffer<hbm, 1x1024xbf16>
+  }}
+}}
+"""
+
+
+def test_a_switch_loads_each_distinct_configuration_once_and_none_the_units_hold() -> None:
+    """Three kernels, the first two one configuration (the same matmul on the same
+    types): a switch pays two configuration loads, not three. Switched to from PLAN,
+    whose one kernel is that matmul too (the units hold it), one; PLAN switched to
+    from this program (its last kernel another matmul), one, and from PLAN, none."""
+    module, plan, target = parse_module(REPEATED), parse_module(PLAN), load_target("sn40l")
+    switch = switch_time(module, target)
+    assert switch.configure_s == pytest.approx(2 * target.reconfigure_s)  # the per-kernel rule: 3
+    assert (switch.kernels, switch.loads) == (3, 2)
+    assert switch_time(module, target, after=plan).loads == 1
+    assert switch_time(plan, target, after=module).loads == 1
+    assert switch_time(plan, target, after=plan).loads == 0
