@@ -20,8 +20,9 @@ not finite (inf, -inf, nan) is decided once per computation, on this CPU's
 kernel (`agrees_off_finite`): torch's vectorised kernels do not always keep
 the formula there (exact GELU gives nan at +inf with AVX-512, inf with AVX2).
 Where it agrees, a call needs no check of its input; where it does not, a
-whole body keeps a finiteness check (one pass) and a part of a body keeps
-its op-by-op lines.
+whole body or a part of one keeps a finiteness check (`patch_off_finite`: one
+pass over the result) and takes the op-by-op values where the input is not
+finite, so finite inputs get eager's bits on every CPU.
 """
 
 from __future__ import annotations
@@ -93,14 +94,46 @@ def agrees_off_finite(name: str, computation: Callable[[np.ndarray], Any]) -> bo
     return True
 
 
+def patch_off_finite(result: np.ndarray, x: np.ndarray, op_by_op: Callable[[np.ndarray], Any]) -> None:
+    """Where `x` is not finite, `result` (a kernel's activation of `x`) takes
+    `op_by_op`'s values. The activation of finite elements is finite, so a
+    finite sum of the result (one pass) shows every input finite; only
+    otherwise are the inputs looked at."""
+    summed = torch.from_numpy(result).sum() if min(result.strides, default=0) >= 0 else result.sum()
+    if np.isfinite(float(summed)):
+        return
+    x = np.broadcast_to(x, result.shape)
+    off = ~np.isfinite(x)
+    if off.any():
+        with np.errstate(all="ignore"):
+            result[off] = op_by_op(x[off])
+
+
+def guarded_on_arrays(name: str, op_by_op: Callable[[np.ndarray], Any]) -> Callable[..., np.ndarray]:
+    """Activation `name` as a body calls it (`ON_ARRAYS`), where this CPU's
+    kernel does not keep `op_by_op`'s values off the finite inputs: those
+    elements take `op_by_op`'s (`patch_off_finite`)."""
+    kernel = getattr(ON_ARRAYS, name)
+
+    def run(x: np.ndarray, out: np.ndarray | None = None) -> np.ndarray:
+        result = kernel(x, out=out)
+        patch_off_finite(result, x, op_by_op)
+        return result
+
+    return run
+
+
 @dataclass
 class Cones:
     """Parts of a map body that compute an activation of one input: each
     part's last op (its root) with the activation and the body argument it
-    reads, and the part's other ops (no op outside the part reads them)."""
+    reads, and the part's other ops (no op outside the part reads them).
+    `guarded`: the roots whose kernel does not keep the part's values off the
+    finite inputs, each with its call (`guarded_on_arrays`)."""
 
     roots: dict[Operation, tuple[str, BlockArgument]] = field(default_factory=dict)
     inside: set[Operation] = field(default_factory=set)
+    guarded: dict[Operation, Callable[..., np.ndarray]] = field(default_factory=dict)
 
 
 _CONSTANT = "constant"
@@ -161,8 +194,9 @@ def _as_block(cone: list[Operation], root: Operation, arg: BlockArgument, first:
 
 
 def cones(block: Block, first: Sequence[int], compile_block: Callable[[Block], Callable[..., Any]]) -> Cones:
-    """The parts of `block` that compute an activation of one f32 input with
-    torch's kernel keeping their values where that input is not finite; each
+    """The parts of `block` that compute an activation of one f32 input (each
+    guarded where torch's kernel does not keep their values where that input
+    is not finite); each
     part is as large as it can be: its root's value is read by an op of other
     inputs or yielded. `first[i]` is the index of the first body argument
     bound to the map input argument i is bound to; `compile_block` compiles
@@ -181,10 +215,14 @@ def cones(block: Block, first: Sequence[int], compile_block: Callable[[Block], C
             continue
         computation = compile_block(_as_block(cone, op, arg, first))
         name = matching(computation)
-        if name is not None and agrees_off_finite(name, computation):
-            found.roots[op] = (name, arg)
-            found.inside |= {o for o in cone if o is not op and o.name != "arith.constant"}
+        if name is None:
+            continue
+        found.roots[op] = (name, arg)
+        found.inside |= {o for o in cone if o is not op and o.name != "arith.constant"}
+        if not agrees_off_finite(name, computation):
+            found.guarded[op] = guarded_on_arrays(name, computation)
     return found
 
 
-__all__ = ["KERNELS", "MIN_OPS", "ON_ARRAYS", "PROBE", "Cones", "agrees_off_finite", "cones", "matching"]
+__all__ = ["KERNELS", "MIN_OPS", "ON_ARRAYS", "PROBE", "Cones", "agrees_off_finite", "cones", "guarded_on_arrays",
+           "matching", "patch_off_finite"]

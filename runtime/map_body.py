@@ -572,7 +572,8 @@ class _Lines:
             dtype = element_dtype(value.type)  # rejects unsupported scalar types early
             if op in cones.roots:
                 activation, arg = cones.roots[op]
-                expression = f"_tk.{activation}({c.names[arg]})"
+                call = c.bind(cones.guarded[op], "tkg") if op in cones.guarded else f"_tk.{activation}"
+                expression = f"{call}({c.names[arg]})"
                 if arg in static:
                     static[value] = static[arg]
             else:
@@ -726,10 +727,9 @@ def _torch_body(kernel: Callable[..., Any], op_by_op: Callable[..., Any], name: 
     `guarded`: where this CPU's kernel does not keep the body's values at
     inputs that are not finite (`activations.agrees_off_finite`: exact GELU
     gives nan at +inf with AVX-512, where `x * Phi(x)` is inf), elements that
-    are not finite take `op_by_op`, the body's own decomposition. The
-    activation of finite elements is finite, so a finite sum of the result
-    (one pass) shows every input finite; only otherwise are the inputs looked
-    at. Unguarded (the kernel agrees), no such pass.
+    are not finite take `op_by_op`, the body's own decomposition
+    (`activations.patch_off_finite`: one pass over the result). Unguarded
+    (the kernel agrees), no such pass.
 
     The kernel writes straight into `out` (a C-contiguous array of the map's
     shape no input overlaps), no temporary copied after it."""
@@ -739,11 +739,8 @@ def _torch_body(kernel: Callable[..., Any], op_by_op: Callable[..., Any], name: 
         result = np.empty(x.shape, x.dtype) if out is None else out
         written = torch.from_numpy(result)
         kernel(torch.from_numpy(x), out=written)
-        if guarded and not np.isfinite(float(written.sum())):
-            off = ~np.isfinite(x)
-            if off.any():
-                with np.errstate(all="ignore"):
-                    result[off] = op_by_op(x[off])
+        if guarded:
+            activations.patch_off_finite(result, x, op_by_op)
         return result
 
     def kernel_into(context: Any, out: np.ndarray, x: np.ndarray) -> None:
