@@ -195,6 +195,13 @@ mixture-density likelihood, atan2 / hypot / expm1 / log1p / erf / a trained
 exponent; transformers' RegNet, EfficientNet, MobileNetV2, Starcoder2, OLMo2,
 Granite, Nemotron, ESM, WavLM (per-frame loss), RecurrentGemma and mBART.
 
+Round 12 (theld21; bench/heldout_round12.py, `--models round12`), by hand:
+widths that change layer to layer with zero-padded / sliced residuals, one
+Parameter read as two Linear weights of different shapes (.view), a loss over
+a masked subset by nanmean, an Euler integrator calling one submodule in a
+Python loop, message passing by gather / scatter_add / scatter_reduce over a
+fixed edge list, a frozen middle layer detached on half its channels.
+
 Not in CI (each cell compiles a step); CI checks the mechanisms these runs
 fixed (test_training_heldout.py).
 """
@@ -215,6 +222,7 @@ import heldout_round8 as round8  # noqa: E402
 import heldout_round9 as round9  # noqa: E402
 import heldout_round10 as round10  # noqa: E402
 import heldout_round11 as round11  # noqa: E402
+import heldout_round12 as round12  # noqa: E402
 import train_matrix  # noqa: E402
 from training_cases import OPTIMIZERS, Case, language_model_loss  # noqa: E402
 
@@ -1445,6 +1453,12 @@ HELD_OUT: dict[str, Case] = {
     "wavlm": Case(round11.wavlm, round8.frame_loss, 12, per_token=True),
     "recurrent_gemma": Case(round11.recurrent_gemma, language_model_loss, 256, per_token=True),
     "mbart": Case(round11.mbart, language_model_loss, 256, per_token=True),
+    "padded_residuals": Case(round12.padded_residuals, CE, 5),
+    "reshaped_shared": Case(round12.reshaped_shared, CE, 5),
+    "nanmean_subset": Case(round12.token_scorer, round12.nanmean_subset, 6, per_token=True),
+    "euler_loop": Case(round12.euler_loop, CE, 4),
+    "message_passing": Case(round12.message_passing, CE, 4),
+    "frozen_middle": Case(round12.frozen_middle, CE, 5),
 }
 ROUND_7 = [name for name in HELD_OUT if name in round7.__dict__]
 """Round 7's models (`--models round7`)."""
@@ -1456,6 +1470,8 @@ ROUND_10 = [name for name, case in HELD_OUT.items() if case.build.__module__ == 
 """Round 10's models (`--models round10`)."""
 ROUND_11 = [name for name, case in HELD_OUT.items() if case.build.__module__ == round11.__name__]
 """Round 11's models (`--models round11`)."""
+ROUND_12 = [name for name, case in HELD_OUT.items() if case.build.__module__ == round12.__name__]
+"""Round 12's models (`--models round12`)."""
 
 
 def decay_groups(params: Any) -> torch.optim.Optimizer:
@@ -1479,7 +1495,8 @@ def main(argv: list[str] | None = None) -> Any:
     defaults = ["--models", ",".join(HELD_OUT), "--precisions", "fp32", "--levels", "2", "--steps", "4",
                 "--no-dynamo"]
     given = list(sys.argv[1:] if argv is None else argv)
-    rounds = {"round7": ROUND_7, "round8": ROUND_8, "round9": ROUND_9, "round10": ROUND_10, "round11": ROUND_11}
+    rounds = {"round7": ROUND_7, "round8": ROUND_8, "round9": ROUND_9, "round10": ROUND_10, "round11": ROUND_11,
+              "round12": ROUND_12}
     if "--models" in given and given[given.index("--models") + 1] in rounds:
         given[given.index("--models") + 1] = ",".join(rounds[given[given.index("--models") + 1]])
     if "--dynamo-only" in given:

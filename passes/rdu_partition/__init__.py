@@ -654,6 +654,10 @@ class _TensorPartitioner:
     deferred: dict[Operation, None] = field(default_factory=dict)
     """tp: ops computing a weight from weights (`_defers`), in program order, not
     partitioned yet: their reader's split is pushed back to the weights (`_flush`)."""
+    reading: dict[SSAValue, set[Layout]] = field(default_factory=dict)
+    """The operands of the op being partitioned, each with the layouts the op wants
+    it in (`_partition_op`): an argument it also reads in another layout (a Gram
+    matrix `w @ w.mT`, one operand whole, the other split) is not split in place."""
 
     def __post_init__(self) -> None:
         self.attrs = arg_attrs(self.function)
@@ -725,7 +729,7 @@ class _TensorPartitioner:
         layout ops from the argument out, each with the split of its result;
         None when it cannot. `via`: the op of the chain that reads `value`."""
         full = self.full_shape(value)
-        if not want.valid(self.tp) or not want.fits(full):
+        if not want.valid(self.tp) or not want.fits(full) or self._read_otherwise(value, want):
             return None
         if self._shardable_arg(value, want, via) or self._split_already(value, want):
             return []
@@ -740,6 +744,11 @@ class _TensorPartitioner:
             return None
         chain = self._shard_chain(source, source_want, owner)
         return None if chain is None else [*chain, (owner, want)]
+
+    def _read_otherwise(self, value: SSAValue, want: Split) -> bool:
+        """Whether the op being partitioned reads `value` in a layout other than `want`
+        too: splitting it in place (or the argument it comes from) would split that read."""
+        return any(layout != want for layout in self.reading.get(value, ()))
 
     def _split_already(self, value: SSAValue, want: Split) -> bool:
         """Whether `value` is an argument split as `want` already (a stacked cache or
@@ -1473,13 +1482,21 @@ class _TensorPartitioner:
         if self.experts and self._partition_experts(op):
             return
         plan = self._plan_as_whole(op)
-        cut = plan is not None and self._cuts_beside_weight(op, *plan)
-        if plan is None or not all(self.feasible(v, w, cut) for v, w in zip(op.operands, plan[0])):
+        if plan is None:
             self._replicate(op)
             return
         wants, result_layout = plan
+        self.reading = {}
+        for value, want in zip(op.operands, wants):
+            self.reading.setdefault(value, set()).add(want)
+        cut = self._cuts_beside_weight(op, wants, result_layout)
+        if not all(self.feasible(v, w, cut) for v, w in zip(op.operands, wants)):
+            self.reading = {}
+            self._replicate(op)
+            return
         for index, (value, want) in enumerate(zip(list(op.operands), wants)):
             op.operands[index] = self.materialize(value, want, op)
+        self.reading = {}
         if isinstance(op, SliceOp):
             self._rank_offsets(op)
         if isinstance(op, ConvOp):
