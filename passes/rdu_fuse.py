@@ -668,9 +668,12 @@ def recompute_in_readers(segments: list[list[Operation]], block: Block, target: 
     mask made from an input): it recomputes the value itself, where it still maps, in
     place of a write to HBM by one kernel and a read by the other. So the kernels of a
     period of layers that CSE left one mask or table to share are alike, each layer's
-    its own. An original no segment reads any more is dropped."""
+    its own. An original no segment reads any more is dropped. A chain with a value
+    the function returns (an optimizer's step count) is left: its kernel writes it
+    anyway, and the update is written over its global there (`rdu-insert-dma`)."""
     home = {op: n for n, segment in enumerate(segments) for op in segment}
     order = {op: at for at, op in enumerate(block.ops)}
+    returned = set(block.last_op.operands) if block.last_op is not None else set()
     cloned: dict[SSAValue, list[Operation]] = {}
     for n, segment in enumerate(segments):
         reads = dict.fromkeys(v for op in segment for v in op.operands
@@ -678,14 +681,17 @@ def recompute_in_readers(segments: list[list[Operation]], block: Block, target: 
         for value in reads:
             chain = None if _indexes(value, segment) else recomputed_chain(value, block, order)
             if chain is None or any(home.get(op, n) == n for op in chain) or any(
-                    _is_window_kernel(segments[home[op]]) for op in chain):
-                continue
+                    _is_window_kernel(segments[home[op]]) for op in chain) or any(
+                    r in returned for op in chain for r in op.results):
+                continue  # a value the function returns (a global's update) is written anyway
             clones = _clone_into(chain, segment, block)
             if weigh(segment, target).seconds == float("inf"):
                 _undo_clones(clones, chain)
                 segment[:] = [op for op in segment if op not in set(clones)]
                 continue
             cloned[value] = chain
+            for clone, op in zip(clones, chain, strict=True):  # a later reader's chain may run through a clone
+                home[clone], order[clone] = n, order[op]
     for n, segment in enumerate(segments):  # the originals, placed as their clones are
         for read in dict.fromkeys(v for op in segment for v in op.operands if v in cloned):
             if all(home.get(op) == n for op in cloned[read]):

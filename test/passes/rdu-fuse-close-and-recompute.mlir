@@ -139,3 +139,64 @@ builtin.module attributes {rdu.level = #rdu<level graph>} {
     func.return %h1 : tensor<4x8xf32>
   }
 }
+
+// -----
+
+// Not recomputed: the table is also a result of the function (as an optimizer's
+// step count is a global's update), so k0 writes it anyway; k1 reads it from k0
+// (a clone would not save the write, and would take the update's in-place write
+// over its global from rdu-insert-dma).
+// CHECK-LABEL: func.func @returned_table
+// CHECK:         %t, %h0 = rdu.kernel "k0"(%pos, %x, %w0)
+// CHECK:         %h1 = rdu.kernel "k1"(%h0, %t, %w1)
+// CHECK-NEXT:    ^bb0
+// CHECK-NOT:       rdu.map %pos
+// CHECK:         func.return %h1, %t
+// FIVE-LABEL: func.func @returned_table
+
+builtin.module attributes {rdu.level = #rdu<level graph>} {
+  func.func @returned_table(%x: tensor<4x8xf32> {rdu.input = "x"}, %pos: tensor<4x8xf32> {rdu.input = "pos"}, %w0: tensor<8x8xf32> {rdu.input = "w0"}, %w1: tensor<8x8xf32> {rdu.input = "w1"}) -> (tensor<4x8xf32>, tensor<4x8xf32>) {
+    %t = rdu.map %pos {rdu.layer = "layers.0"} : (tensor<4x8xf32>) -> tensor<4x8xf32> {
+    ^bb0(%a: f32):
+      %n = arith.negf %a : f32
+      rdu.yield %n : f32
+    }
+    %h = rdu.map %x {rdu.layer = "layers.0"} : (tensor<4x8xf32>) -> tensor<4x8xf32> {
+    ^bb0(%a: f32):
+      %c = arith.constant 2.0 : f32
+      %m = arith.mulf %a, %c : f32
+      rdu.yield %m : f32
+    }
+    %a0 = rdu.map %h, %t {rdu.layer = "layers.0"} : (tensor<4x8xf32>, tensor<4x8xf32>) -> tensor<4x8xf32> {
+    ^bb0(%a: f32, %b: f32):
+      %s = arith.addf %a, %b : f32
+      rdu.yield %s : f32
+    }
+    %mm0 = rdu.matmul %a0, %w0 transpose_rhs {rdu.layer = "layers.0"} : tensor<4x8xf32>, tensor<8x8xf32> -> tensor<4x8xf32>
+    %s0 = rdu.reduce sum %mm0 dims [1] {rdu.layer = "layers.0"} : tensor<4x8xf32> -> tensor<4xf32>
+    %r0 = rdu.reshape %s0 {rdu.layer = "layers.0"} : tensor<4xf32> -> tensor<4x1xf32>
+    %b0 = rdu.broadcast %r0 {rdu.layer = "layers.0"} : tensor<4x1xf32> -> tensor<4x8xf32>
+    %h0 = rdu.map %mm0, %b0, %h {rdu.layer = "layers.0"} : (tensor<4x8xf32>, tensor<4x8xf32>, tensor<4x8xf32>) -> tensor<4x8xf32> {
+    ^bb0(%a: f32, %b: f32, %c: f32):
+      %d = arith.divf %a, %b : f32
+      %s = arith.addf %d, %c : f32
+      rdu.yield %s : f32
+    }
+    %a1 = rdu.map %h0, %t {rdu.layer = "layers.0"} : (tensor<4x8xf32>, tensor<4x8xf32>) -> tensor<4x8xf32> {
+    ^bb0(%a: f32, %b: f32):
+      %s = arith.addf %a, %b : f32
+      rdu.yield %s : f32
+    }
+    %mm1 = rdu.matmul %a1, %w1 transpose_rhs {rdu.layer = "layers.0"} : tensor<4x8xf32>, tensor<8x8xf32> -> tensor<4x8xf32>
+    %s1 = rdu.reduce sum %mm1 dims [1] {rdu.layer = "layers.0"} : tensor<4x8xf32> -> tensor<4xf32>
+    %r1 = rdu.reshape %s1 {rdu.layer = "layers.0"} : tensor<4xf32> -> tensor<4x1xf32>
+    %b1 = rdu.broadcast %r1 {rdu.layer = "layers.0"} : tensor<4x1xf32> -> tensor<4x8xf32>
+    %h1 = rdu.map %mm1, %b1, %h0 {rdu.layer = "layers.0"} : (tensor<4x8xf32>, tensor<4x8xf32>, tensor<4x8xf32>) -> tensor<4x8xf32> {
+    ^bb0(%a: f32, %b: f32, %c: f32):
+      %d = arith.divf %a, %b : f32
+      %s = arith.addf %d, %c : f32
+      rdu.yield %s : f32
+    }
+    func.return %h1, %t : tensor<4x8xf32>, tensor<4x8xf32>
+  }
+}
