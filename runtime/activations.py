@@ -21,7 +21,7 @@ kernel (`agrees_off_finite`): torch's vectorised kernels do not always keep
 the formula there (exact GELU gives nan at +inf with AVX-512, inf with AVX2).
 Where it agrees, a call needs no check of its input; where it does not, a
 whole body or a part of one keeps a finiteness check (`patch_off_finite`: one
-pass over the result) and takes the op-by-op values where the input is not
+pass over the input) and takes the op-by-op values where the input is not
 finite, so finite inputs get eager's bits on every CPU.
 """
 
@@ -96,10 +96,13 @@ def agrees_off_finite(name: str, computation: Callable[[np.ndarray], Any]) -> bo
 
 def patch_off_finite(result: np.ndarray, x: np.ndarray, op_by_op: Callable[[np.ndarray], Any]) -> None:
     """Where `x` is not finite, `result` (a kernel's activation of `x`) takes
-    `op_by_op`'s values. The activation of finite elements is finite, so a
-    finite sum of the result (one pass) shows every input finite; only
-    otherwise are the inputs looked at."""
-    summed = torch.from_numpy(result).sum() if min(result.strides, default=0) >= 0 else result.sum()
+    `op_by_op`'s values. A finite sum of `x` (one pass) shows every input
+    finite (an inf or nan makes the sum inf or nan; an overflowing sum of
+    finite values only costs the look at the inputs); only otherwise are the
+    inputs looked at. (Not the result's sum: a kernel may map an input that
+    is not finite to a finite value the formula does not give.)"""
+    x = np.asarray(x)
+    summed = torch.from_numpy(x).sum() if x.flags.writeable and min(x.strides, default=0) >= 0 else x.sum()
     if np.isfinite(float(summed)):
         return
     x = np.broadcast_to(x, result.shape)

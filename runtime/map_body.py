@@ -728,7 +728,7 @@ def _torch_body(kernel: Callable[..., Any], op_by_op: Callable[..., Any], name: 
     inputs that are not finite (`activations.agrees_off_finite`: exact GELU
     gives nan at +inf with AVX-512, where `x * Phi(x)` is inf), elements that
     are not finite take `op_by_op`, the body's own decomposition
-    (`activations.patch_off_finite`: one pass over the result). Unguarded
+    (`activations.patch_off_finite`: one pass over the input). Unguarded
     (the kernel agrees), no such pass.
 
     The kernel writes straight into `out` (a C-contiguous array of the map's

@@ -145,3 +145,13 @@ def test_no_finiteness_pass_where_this_cpus_kernel_keeps_the_values(name: str) -
 def test_agreement_off_finite_is_read_from_the_kernel() -> None:
     assert activations.agrees_off_finite("silu", lambda x: x / (1 + np.exp(-x)))
     assert not activations.agrees_off_finite("silu", lambda x: np.nan_to_num(x / (1 + np.exp(-x))))
+
+
+def test_an_input_that_is_not_finite_takes_the_formula_where_the_kernel_gives_a_finite_value() -> None:
+    """The guard looks at the input, not the result: a kernel giving a finite
+    value at -inf (where `x * Phi(x)` is nan) is still patched."""
+    x = np.array([1.0, -np.inf, 2.0], np.float32)
+    result = np.array([0.5, 0.0, 1.5], np.float32)  # the kernel's values, finite at -inf
+    with np.errstate(all="ignore"):
+        activations.patch_off_finite(result, x, lambda v: v * np.float32(0.0))
+    assert result[0] == 0.5 and np.isnan(result[1]) and result[2] == 1.5
