@@ -234,8 +234,8 @@ def _conv_grad(op: Operation) -> Kernel:
     assert isinstance(op, rdu.ConvGradOp)
     geometry = kernels.ConvGeometry(op.window("stride"), op.window("padding"), op.window("dilation"),
                                     op.transposed is not None, op.window("output_padding"), op.groups.value.data)
-    of = op.of.data
-    return lambda context, grad, x, weight: kernels.conv_gradient(grad, x, weight, geometry, of)
+    of, dtype = op.of.data, tensor_signature(op.result.type)[1]
+    return lambda context, grad, x, weight: kernels.conv_gradient(grad, x, weight, geometry, of, dtype)
 
 
 @implements(rdu.RandomOp)

@@ -252,13 +252,17 @@ class ConvGeometry(NamedTuple):
 
 
 def conv_gradient(grad: np.ndarray, x: np.ndarray, weight: np.ndarray, geometry: ConvGeometry,
-                  of: str) -> np.ndarray:
+                  of: str, dtype: np.dtype | None = None) -> np.ndarray:
     """One result (`of`: input, weight or bias) of ATen's `convolution_backward`
     on the operands as they are (16-bit ones stay 16-bit): the kernel eager's
-    backward of the convolution runs on this CPU, so its bits (`rdu.conv_grad`)."""
+    backward of the convolution runs on this CPU, so its bits (`rdu.conv_grad`).
+    A wider result `dtype` (a tp partial sum kept in f32) runs the kernel on the
+    operands cast up to it: its sums not rounded to 16 bits."""
     index = ("input", "weight", "bias").index(of)
     bias_sizes = [grad.shape[1]] if of == "bias" else None
     mask = [i == index for i in range(3)]
+    if dtype is not None and np.dtype(dtype) != grad.dtype:
+        grad, x, weight = (a.astype(dtype) for a in (grad, x, weight))
     results = torch.ops.aten.convolution_backward(as_torch(grad), as_torch(x), as_torch(weight), bias_sizes,
                                                   *geometry, mask)
     return _from_torch(results[index])

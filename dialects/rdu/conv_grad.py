@@ -22,7 +22,15 @@ whatever CPU runs it.
 
 One op of one result, so the partitioner splits it by its dim map: the input
 gradient image by image; the weight and bias gradients sum over the batch
-(split batch: partial sums, all-reduced).
+(split batch: partial sums, all-reduced). A dense one's channels move as the
+convolution's (tp's splits through the backward, `weight_channel_dims`: a
+transposed convolution's weight is [in, out], a direct one's [out, in]): the
+input gradient sums the output channels (split: partial sums) and keeps the
+input channels; the weight gradient keeps both; the bias gradient keeps the
+output channels, its input and weight read for their shapes alone
+(`rdu_partition.conv_grads`). A partial sum of 16-bit operands may have an
+f32 result (a mixed-precision step's, rounded once after its all-reduce):
+the kernel then runs on the operands cast up, its sums not rounded.
 """
 
 from __future__ import annotations
@@ -31,7 +39,7 @@ import math
 from collections.abc import Sequence
 from typing import ClassVar
 
-from xdsl.dialects.builtin import I64, DenseArrayBase, IntegerAttr, StringAttr, UnitAttr, i64
+from xdsl.dialects.builtin import I64, DenseArrayBase, IntegerAttr, StringAttr, UnitAttr, f32, i64
 from xdsl.ir import Attribute, SSAValue
 from xdsl.irdl import (
     IRDLOperation,
@@ -112,22 +120,40 @@ class ConvGradOp(IRDLOperation, OpFacts):
                                   f"grad {list(grad)}, {groups} groups")
         wanted = (shape_of(self.grad.type)[1:2], element_of(self.grad.type)) if of == "bias" else \
             (shape_of(self._source().type), element_of(self._source().type))
-        if (shape_of(self.result.type), element_of(self.result.type)) != wanted:
-            raise VerifyException(f"'rdu.conv_grad' of {of} must have type {list(wanted[0])} x {wanted[1]}")
+        got = (shape_of(self.result.type), element_of(self.result.type))
+        if got != wanted and got != (wanted[0], f32):  # f32: a partial sum kept wide
+            raise VerifyException(f"'rdu.conv_grad' of {of} must have type {list(wanted[0])} x {wanted[1]} "
+                                  "(or f32)")
 
     def _source(self) -> SSAValue:
         """The operand whose gradient the op is (the grad itself for the bias's)."""
         return {"input": self.input, "weight": self.weight}.get(self.of.data, self.grad)
 
+    def weight_channel_dims(self) -> tuple[int, int]:
+        """(the weight's output-channel dim, its input-channel dim): (0, 1), a transposed one's (1, 0)."""
+        return (1, 0) if self.transposed is not None else (0, 1)
+
     def dims_for(self, ins: Sequence[Shape], outs: Sequence[Shape]) -> DimMap:
-        """The input gradient: image by image, the rest read whole. The weight's
-        and bias's: sums over the images (split batch: partial sums)."""
-        grad, image, weight = ((Dim.BLOCKED,) * len(shape) for shape in ins)
-        if self.of.data == "input":
-            per_image: tuple[Dest, ...] = (0, *grad[1:])
-            return DimMap((per_image, (0, *image[1:]), weight), frozenset(range(1, len(outs[0]))))
-        summed: tuple[Dest, ...] = (Dim.REDUCED, *grad[1:])
-        return DimMap((summed, (Dim.REDUCED, *image[1:]), weight), frozenset(range(len(outs[0]))), sums=True)
+        """The input gradient: image by image; the weight's and bias's: sums over
+        the images (split batch: partial sums). A dense convolution's channels
+        move too (the module docstring); a grouped one's are read whole."""
+        grad, image, weight = ([Dim.BLOCKED] * len(shape) for shape in ins)
+        of, dense = self.of.data, self.groups.value.data == 1
+        outputs, inputs = self.weight_channel_dims()
+        if of == "input":
+            grad[0] = image[0] = 0
+            if dense:
+                grad[1], image[1], weight[outputs], weight[inputs] = Dim.REDUCED, 1, Dim.REDUCED, 1
+            return DimMap((tuple(grad), tuple(image), tuple(weight)),
+                          frozenset(range(2 if dense else 1, len(outs[0]))), sums=dense)
+        grad[0] = image[0] = Dim.REDUCED
+        if dense and of == "weight":
+            grad[1], image[1], weight[outputs], weight[inputs] = outputs, inputs, outputs, inputs
+        elif dense:
+            grad[1] = weight[outputs] = 0
+        kept = {outputs, inputs} if of == "weight" else {0}
+        return DimMap((tuple(grad), tuple(image), tuple(weight)),
+                      frozenset(range(len(outs[0]))) - (kept if dense else set()), sums=True)
 
     def flops(self) -> int:
         """The input's and weight's: 2 x the direct convolution's output elements x

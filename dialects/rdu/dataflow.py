@@ -635,8 +635,9 @@ class ConvOp(IRDLOperation, OpFacts):
 
     With `transposed` it is ATen's transposed convolution (`conv_transpose`):
     weight C(O/groups)[kernel], output size (n - 1) x stride - 2 x padding +
-    dilation x (kernel - 1) + output_padding + 1; its channels are read whole
-    (the dim map blocks them), so a split never cuts them.
+    dilation x (kernel - 1) + output_padding + 1; the channel roles of its
+    weight's dims swap (`weight_channel_dims`), so tp splits a dense one's
+    channels as a direct one's; a grouped one's are read whole.
 
     The result may be wider than the operands (bf16 in, f32 accumulated out).
     """
@@ -742,17 +743,22 @@ class ConvOp(IRDLOperation, OpFacts):
             )
         _same_element(self, self.input.type, self.bias.type, "input and bias")
 
+    def weight_channel_dims(self) -> tuple[int, int]:
+        """(the weight's output-channel dim, its input-channel dim): (0, 1), a transposed one's (1, 0)."""
+        return (1, 0) if self.transposed is not None else (0, 1)
+
     def dims_for(self, ins: Sequence[Shape], outs: Sequence[Shape]) -> DimMap:
-        """Batch to batch, out-channels (weight dim 0, the bias's one dim) to dim
-        1; input channels and the kernel window are summed, spatial dims are
-        windows (blocked); grouped channels are blocked. A transposed one: its
-        batch alone moves, every other dim read whole."""
-        if self.transposed is not None:
+        """Batch to batch, out-channels (weight dim 0, a transposed one's dim 1, the
+        bias's one dim) to dim 1; input channels and the kernel window are summed,
+        spatial dims are windows (blocked); grouped channels are blocked. A grouped
+        transposed one: its batch alone moves, every other dim read whole."""
+        if self.transposed is not None and self.groups.value.data != 1:
             return DimMap(((0, *[Dim.BLOCKED] * (len(ins[0]) - 1)),
                            *((Dim.BLOCKED,) * len(shape) for shape in ins[1:])),
                           frozenset(range(1, len(outs[0]))))
         image: list[Dest] = [0, Dim.REDUCED, *[Dim.BLOCKED] * (len(ins[0]) - 2)]
-        weight: list[Dest] = [1, *[Dim.REDUCED] * (len(ins[1]) - 1)]
+        weight: list[Dest] = [Dim.REDUCED] * len(ins[1])
+        weight[self.weight_channel_dims()[0]] = 1
         blocked = set(range(2, len(outs[0]))) | ({1} if self.groups.value.data != 1 else set())
         bias: tuple[tuple[Dest, ...], ...] = ((1,),) if len(ins) > 2 else ()
         return DimMap((tuple(image), tuple(weight), *bias), frozenset(blocked), sums=True)

@@ -150,6 +150,7 @@ from rducc.dialects.rdu.collectives import (
     SendRecvOp,
     strided_groups,
 )
+from rducc.dialects.rdu.conv_grad import ConvGradOp
 from rducc.dialects.rdu.dataflow import (
     BroadcastOp,
     ConcatOp,
@@ -186,7 +187,8 @@ from rducc.errors import RduccError
 from rducc.model.kernel_timing import collective_seconds, peak_seconds
 from rducc.model.pipeline_schedule import default_microbatches
 from rducc.passes.common import RduPass
-from rducc.passes.rdu_partition.conv_bias import take_out_conv_biases
+from rducc.passes.rdu_partition.conv_bias import take_out_conv_bias
+from rducc.passes.rdu_partition.conv_grads import held_for_shapes
 from rducc.passes.rdu_partition.experts import Experts, expert_table, keeps_rows, local_expert_ids
 from rducc.passes.rdu_partition.index_map import known_values, rank_local
 from rducc.passes.rdu_partition.microbatches import microbatch_labels, order_one_f_one_b
@@ -1462,6 +1464,9 @@ class _TensorPartitioner:
         if not op.results or not all(isinstance(r.type, TensorType) for r in op.results):
             self._replicate(op)
             return
+        if isinstance(op, ConvOp) and op.bias is not None and self._sums_over_ranks(op):
+            self._partition_summed_conv(op)
+            return
         if self._keeps_partial(op):
             self._set_result(op, PARTIAL)
             return
@@ -1502,6 +1507,20 @@ class _TensorPartitioner:
         if isinstance(op, ConvOp):
             _rank_groups(op)
         self._set_result(op, result_layout)
+
+    def _sums_over_ranks(self, op: ConvOp) -> bool:
+        """Whether the rule for `op` makes each rank's result a partial sum (its
+        input channels split: a row split, or a grouped one's every group cut alike)."""
+        plan = self._plan_as_whole(op)
+        return plan is not None and (plan[1] == PARTIAL or isinstance(plan[1], GroupPartial))
+
+    def _partition_summed_conv(self, op: ConvOp) -> None:
+        """A biased convolution whose ranks' results are partial sums: its bias
+        taken out (`conv_bias.take_out_conv_bias`: the convolution in f32, then a
+        map adding the bias and rounding once), so the add follows the all-reduce
+        and counts the bias once; each op partitioned in turn."""
+        for part in take_out_conv_bias(op):
+            self._partition_op(part)
 
     def _keeps_partial(self, op: Operation) -> bool:
         """Whether `op` is linear in operands that are all partial sums, so its result
@@ -1581,7 +1600,7 @@ class _TensorPartitioner:
             self.layout[wide_input.results[0]] = self.layout_of(source)
             self.full[wide_input.results[0]] = self.full_shape(source)
             op.operands[0] = wide_input.results[0]
-        elif not isinstance(op, MatmulOp | ConvOp):
+        elif not isinstance(op, MatmulOp | ConvOp | ConvGradOp):
             return result
         wide = Rewriter.replace_value_with_new_type(result, TensorType(f32, _shape(result)))
         if result in self.zero_wants:
@@ -1683,6 +1702,8 @@ class _TensorPartitioner:
         splits = [self.split_of(v) for v in op.operands]
         if all(s is None for s in splits) and not isinstance(op, MatmulOp | GroupedMatmulOp | ConvOp):
             return [None] * len(splits), None
+        if isinstance(op, ConvGradOp) and (kept := held_for_shapes(op, splits)) is not None:
+            return self._plan_beside_shapes(op, splits[0], kept)
         if not isinstance(op, OpFacts) or not (op.SHARDS or self._moves_batch(op)):
             return None
         if isinstance(op, ScatterOp) and (summed := self._plan_scatter_sum(op, splits)) is not None:
@@ -1720,6 +1741,20 @@ class _TensorPartitioner:
             result = self._widen(op, result)
         wants: list[Layout] = [self._restrict(result, v, dests) for v, dests in zip(op.operands, dims.operands)]
         return wants, result
+
+    def _plan_beside_shapes(self, op: ConvGradOp, grad: Split | None, kept: tuple[Split, Split]
+                            ) -> tuple[list[Layout], Layout] | None:
+        """A bias gradient whose input and weight, read for their shapes alone, stay
+        cut as they are held (`conv_grads.held_for_shapes`): its result follows the
+        output gradient's split by the dim map (none: whole); None where that cannot."""
+        if grad is None:
+            return [None, *kept], None
+        dests = op.dims_for([self.full_shape(v) for v in op.operands], [_shape(op.result)]).operands[0]
+        pieces = [(dests[dim], parts, stride, period) for dim, parts, stride, period in grad.entries]
+        if not all(isinstance(dest, int) for dest, *_ in pieces):
+            return None
+        result = self._union(pieces)  # type: ignore[arg-type]
+        return None if isinstance(result, bool) else ([grad, *kept], result)
 
     def _joined_split(self, op: ConcatOp, splits: Sequence[Split | None]) -> Split | None:
         """A concatenation of copies of one value split along the joined dim (KV heads
@@ -2590,15 +2625,18 @@ class _TensorPartitioner:
 
     def _conv_channel_split(self, op: ConvOp) -> tuple[list[Layout], Layout]:
         """A convolution of a weight on a replicated input: split its output channels
-        (the weight's dim 0, the result's channel dim 1) over every rank, as a linear
-        layer's columns; the next convolution reads them split, contracts its input
+        (the weight's dim 0, a transposed one's dim 1; the result's channel dim 1, the
+        bias's one dim) over every rank, as a linear layer's columns; each rank's
+        convolution keeps its slice of the bias (torch's kernel with it, no
+        collective). The next convolution reads them split, contracts its input
         channels per rank and gives a partial sum (`_plan_partial`, the row split).
-        Replicated when data parallel, grouped, transposed, or the channels do not divide."""
-        channels = self.full_shape(op.weight)[0]
-        if (self.data_parallel or op.transposed is not None or not self._is_weight(_uncast(op.weight))
-                or op.groups.value.data != 1 or channels % self.tp):
-            return [None, None], None
-        return [None, Split.whole(0, self.tp)], Split.whole(1, self.tp)
+        Replicated when data parallel, grouped, or the channels do not divide."""
+        outputs = op.weight_channel_dims()[0]
+        bias = [Split.whole(0, self.tp)] if op.bias is not None else []
+        if (self.data_parallel or not self._is_weight(_uncast(op.weight))
+                or op.groups.value.data != 1 or self.full_shape(op.weight)[outputs] % self.tp):
+            return [None, None] + [None] * len(bias), None
+        return [None, Split.whole(outputs, self.tp), *bias], Split.whole(1, self.tp)
 
     def _plan_grouped_conv(self, op: ConvOp, splits: list[Split | None], dims: DimMap
                            ) -> tuple[list[Layout], Layout] | None:
@@ -3125,7 +3163,6 @@ def partition_module(module: ModuleOp, tp: int, pp: int, strict: bool = True, dp
     replicated = 0
     training = is_training_step(module)  # once: it walks the whole module
     if tp > 1:
-        take_out_conv_biases(module)  # a row split's partial sums must not each add the bias
         replicated += _partition_tp(module, tp, strict=strict, experts=ep > 1, program_ranks=tp * dp,
                                     sequence_parallel=sequence_parallel, training=training)
         note_whole_weights(module)
