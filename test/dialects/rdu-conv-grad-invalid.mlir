@@ -27,5 +27,5 @@
 // -----
 
 %dy, %x, %w = "test.op"() : () -> (tensor<2x6x5x5xbf16>, tensor<2x4x9x9xbf16>, tensor<6x2x3x3xbf16>)
-%g = rdu.conv_grad "weight" %dy, %x, %w stride [2, 2] padding [1, 1] dilation [1, 1] output_padding [0, 0] groups 2 : tensor<2x6x5x5xbf16>, tensor<2x4x9x9xbf16>, tensor<6x2x3x3xbf16> -> tensor<6x2x3x3xf32>
-// CHECK: Operation does not verify: 'rdu.conv_grad' of weight must have type [6, 2, 3, 3] x bf16
+%g = rdu.conv_grad "weight" %dy, %x, %w stride [2, 2] padding [1, 1] dilation [1, 1] output_padding [0, 0] groups 2 : tensor<2x6x5x5xbf16>, tensor<2x4x9x9xbf16>, tensor<6x2x3x3xbf16> -> tensor<6x2x3x3xf16>
+// CHECK: Operation does not verify: 'rdu.conv_grad' of weight must have type [6, 2, 3, 3] x bf16 (or f32)

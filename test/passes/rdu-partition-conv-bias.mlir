@@ -3,25 +3,26 @@
 // RUN: not rducc-opt -p 'rdu-partition{tp=3 target=sn40l-8}' %s 2>&1 | filecheck %s --check-prefix=ERR
 
 // A 16-bit convolution carries its bias (rounded once with the sums, as
-// ATen's kernel). tp takes each bias out first (`conv_bias.py`): a row-split
-// convolution's result is a partial sum, and a bias inside it would be added
-// once a rank. Each becomes the convolution in f32 and a map adding the
-// `[C, 1, 1]` bias and rounding once to bf16; the row-split one's add comes
-// after the f32 all-reduce, the column-split one's bias is split with its
-// channels. dp (whole images a replica) keeps the bias in the op.
+// ATen's kernel). The column-split c1 (output channels split, its input
+// replicated) keeps its bias in the op, split with its channels: each rank
+// runs torch's kernel with its slice of the bias, eager autocast's bits, no
+// collective (before, every bias was taken out under tp: f32 sums plus the
+// bias, rounded once, a rounding off eager's kernel in places). The row-split
+// c2's result is a partial sum, and a bias inside it would be added once a
+// rank: its bias is taken out (`conv_bias.py`): the convolution in f32 and a
+// map adding the `[C, 1, 1]` bias and rounding once to bf16, after the f32
+// all-reduce. dp (whole images a replica) keeps the bias in the op.
 
 // CHECK:      tier.global @c1.bias : tensor<2xbf16> {kind = "parameter", rdu.shard = #rdu.split<(0, 2, 1)>}
 // CHECK:      tier.global @c2.bias : tensor<2xbf16> {kind = "parameter", rdu.whole_reader = ["rdu.map", ""]}
-// CHECK:      %[[BIAS1:.*]] = rdu.reshape %p_c1_bias : tensor<2xbf16> -> tensor<2x1x1xbf16>
-// CHECK-NEXT: %[[SUMS1:.*]] = rdu.conv %x, %p_c1_weight stride {{.*}} : tensor<2x2x4x4xbf16>, tensor<2x2x3x3xbf16> -> tensor<2x2x4x4xf32>
-// CHECK-NEXT: %[[ADDED1:.*]] = rdu.map %[[SUMS1]], %[[BIAS1]] : (tensor<2x2x4x4xf32>, tensor<2x1x1xbf16>) -> tensor<2x2x4x4xbf16>
+// CHECK:      %convolution = rdu.conv %x, %p_c1_weight bias %p_c1_bias : tensor<2xbf16> stride {{.*}} : tensor<2x2x4x4xbf16>, tensor<2x2x3x3xbf16> -> tensor<2x2x4x4xbf16>
+// CHECK-NEXT: %[[BIAS2:.*]] = rdu.reshape %p_c2_bias : tensor<2xbf16> -> tensor<2x1x1xbf16>
+// CHECK-NEXT: %[[SUMS2:.*]] = rdu.conv %convolution, %p_c2_weight {{.*}} -> tensor<2x2x4x4xf32>
+// CHECK-NEXT: %[[WHOLE:.*]] = rdu.all_reduce %[[SUMS2]] group 2 : tensor<2x2x4x4xf32> -> tensor<2x2x4x4xf32>
+// CHECK-NEXT: %[[OUT:.*]] = rdu.map %[[WHOLE]], %[[BIAS2]] : (tensor<2x2x4x4xf32>, tensor<2x1x1xbf16>) -> tensor<2x2x4x4xbf16>
 // CHECK:        arith.extf
 // CHECK-NEXT:   arith.addf
 // CHECK-NEXT:   arith.truncf
-// CHECK:      %[[BIAS2:.*]] = rdu.reshape %p_c2_bias : tensor<2xbf16> -> tensor<2x1x1xbf16>
-// CHECK-NEXT: %[[SUMS2:.*]] = rdu.conv %[[ADDED1]], %p_c2_weight {{.*}} -> tensor<2x2x4x4xf32>
-// CHECK-NEXT: %[[WHOLE:.*]] = rdu.all_reduce %[[SUMS2]] group 2 : tensor<2x2x4x4xf32> -> tensor<2x2x4x4xf32>
-// CHECK-NEXT: %[[OUT:.*]] = rdu.map %[[WHOLE]], %[[BIAS2]] : (tensor<2x2x4x4xf32>, tensor<2x1x1xbf16>) -> tensor<2x2x4x4xbf16>
 // CHECK:      func.return %[[OUT]]
 
 // DP:         %convolution = rdu.conv %x, %p_c1_weight bias %p_c1_bias : tensor<4xbf16> {{.*}} -> tensor<1x4x4x4xbf16>
