@@ -2644,11 +2644,11 @@ class _TensorPartitioner:
         make its own output channels and nothing else. Whole groups a rank (the input
         channels and the weight's output channels cut alike into consecutive blocks of
         groups): each rank convolves its own groups, its result split by output
-        channels, no collective. Every group's input channels split alike (their
-        period one group's width, the weight along its per-group channels: a
+        channels (and its bias with them), no collective. Every group's input
+        channels split alike (their period one group's width, the weight along its per-group channels: a
         data-parallel weight gradient's batch inside each group): a partial sum
         (`_plan_partial`). Any other cut mixes groups: None (gathered)."""
-        image, weight = splits
+        image, weight = splits[:2]
         groups, width = op.groups.value.data, self.full_shape(op.input)[1] // op.groups.value.data
         along = _entry_on(image, 1)
         rows, columns = _entry_on(weight, 1), _entry_on(weight, 0)
@@ -2666,7 +2666,8 @@ class _TensorPartitioner:
         result = Split.of([*(e for e in (image.entries if image else ()) if e[0] == 0), channels])
         if result is None or not result.valid(self.tp):
             return None
-        return [result, Split(((0, entry[1], entry[2], 0),))], result
+        outputs = Split(((0, entry[1], entry[2], 0),))  # the weight's output channels, and the bias's
+        return [result, outputs, *([outputs] if op.bias is not None else [])], result
 
     def _column_parts(self, value: SSAValue, columns: int, rank: int, period: Period) -> int:
         """The most parts (a factor of tp) the columns split into, per block, that

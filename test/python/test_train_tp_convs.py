@@ -55,7 +55,7 @@ class Upsampler(nn.Module):
 def test_bf16_biased_and_transposed_convolutions_forward_at_tp2(opt_level: int) -> None:
     """At tp=2 on sn40l-8 the strided and transposed convolutions are column
     splits that keep their biases: their outputs equal eager bf16's bit for
-    bit (before: the strided one's bias taken out, 8 of 50,176 outputs a bf16
+    bit (before: the strided one's bias taken out, 6 of 50,176 outputs a bf16
     ulp off on this CPU, and the transposed one run whole). The row-split
     convolution after the transposed one: within one bf16 rounding."""
     torch.manual_seed(0)
