@@ -7,17 +7,21 @@
 // replicated) keeps its bias in the op, split with its channels: each rank
 // runs torch's kernel with its slice of the bias, eager autocast's bits, no
 // collective (before, every bias was taken out under tp: f32 sums plus the
-// bias, rounded once, a rounding off eager's kernel in places). The row-split
+// bias, rounded once, a rounding off eager's kernel in places); so does the
+// grouped g, split by whole groups (a group a rank, its bias with its output
+// channels). The row-split
 // c2's result is a partial sum, and a bias inside it would be added once a
 // rank: its bias is taken out (`conv_bias.py`): the convolution in f32 and a
 // map adding the `[C, 1, 1]` bias and rounding once to bf16, after the f32
 // all-reduce. dp (whole images a replica) keeps the bias in the op.
 
 // CHECK:      tier.global @c1.bias : tensor<2xbf16> {kind = "parameter", rdu.shard = #rdu.split<(0, 2, 1)>}
+// CHECK:      tier.global @g.bias : tensor<2xbf16> {kind = "parameter", rdu.shard = #rdu.split<(0, 2, 1)>}
 // CHECK:      tier.global @c2.bias : tensor<2xbf16> {kind = "parameter", rdu.whole_reader = ["rdu.map", ""]}
 // CHECK:      %convolution = rdu.conv %x, %p_c1_weight bias %p_c1_bias : tensor<2xbf16> stride {{.*}} : tensor<2x2x4x4xbf16>, tensor<2x2x3x3xbf16> -> tensor<2x2x4x4xbf16>
+// CHECK-NEXT: %grouped = rdu.conv %convolution, %p_g_weight bias %p_g_bias : tensor<2xbf16> {{.*}} groups 1 : tensor<2x2x4x4xbf16>, tensor<2x2x3x3xbf16> -> tensor<2x2x4x4xbf16>
 // CHECK-NEXT: %[[BIAS2:.*]] = rdu.reshape %p_c2_bias : tensor<2xbf16> -> tensor<2x1x1xbf16>
-// CHECK-NEXT: %[[SUMS2:.*]] = rdu.conv %convolution, %p_c2_weight {{.*}} -> tensor<2x2x4x4xf32>
+// CHECK-NEXT: %[[SUMS2:.*]] = rdu.conv %grouped, %p_c2_weight {{.*}} -> tensor<2x2x4x4xf32>
 // CHECK-NEXT: %[[WHOLE:.*]] = rdu.all_reduce %[[SUMS2]] group 2 : tensor<2x2x4x4xf32> -> tensor<2x2x4x4xf32>
 // CHECK-NEXT: %[[OUT:.*]] = rdu.map %[[WHOLE]], %[[BIAS2]] : (tensor<2x2x4x4xf32>, tensor<2x1x1xbf16>) -> tensor<2x2x4x4xbf16>
 // CHECK:        arith.extf
@@ -26,7 +30,8 @@
 // CHECK:      func.return %[[OUT]]
 
 // DP:         %convolution = rdu.conv %x, %p_c1_weight bias %p_c1_bias : tensor<4xbf16> {{.*}} -> tensor<1x4x4x4xbf16>
-// DP-NEXT:    %convolution_1 = rdu.conv %convolution, %p_c2_weight bias %p_c2_bias : tensor<2xbf16> {{.*}} -> tensor<1x2x4x4xbf16>
+// DP-NEXT:    %grouped = rdu.conv %convolution, %p_g_weight bias %p_g_bias : tensor<4xbf16> {{.*}} groups 2 : tensor<1x4x4x4xbf16>, tensor<4x2x3x3xbf16> -> tensor<1x4x4x4xbf16>
+// DP-NEXT:    %convolution_1 = rdu.conv %grouped, %p_c2_weight bias %p_c2_bias : tensor<2xbf16> {{.*}} -> tensor<1x2x4x4xbf16>
 
 // Channels that tp does not divide (4 and 2 over 3 ranks): one error line.
 // ERR-NOT: Traceback
@@ -35,11 +40,14 @@
 builtin.module attributes {rdu.level = #rdu<level graph>} {
   tier.global @c1.weight : tensor<4x2x3x3xbf16> {kind = "parameter"}
   tier.global @c1.bias : tensor<4xbf16> {kind = "parameter"}
+  tier.global @g.weight : tensor<4x2x3x3xbf16> {kind = "parameter"}
+  tier.global @g.bias : tensor<4xbf16> {kind = "parameter"}
   tier.global @c2.weight : tensor<2x4x1x1xbf16> {kind = "parameter"}
   tier.global @c2.bias : tensor<2xbf16> {kind = "parameter"}
-  func.func @forward(%x: tensor<2x2x4x4xbf16> {rdu.input = "x"}, %p_c1_weight: tensor<4x2x3x3xbf16> {rdu.global = @c1.weight}, %p_c1_bias: tensor<4xbf16> {rdu.global = @c1.bias}, %p_c2_weight: tensor<2x4x1x1xbf16> {rdu.global = @c2.weight}, %p_c2_bias: tensor<2xbf16> {rdu.global = @c2.bias}) -> tensor<2x2x4x4xbf16> {
+  func.func @forward(%x: tensor<2x2x4x4xbf16> {rdu.input = "x"}, %p_c1_weight: tensor<4x2x3x3xbf16> {rdu.global = @c1.weight}, %p_c1_bias: tensor<4xbf16> {rdu.global = @c1.bias}, %p_g_weight: tensor<4x2x3x3xbf16> {rdu.global = @g.weight}, %p_g_bias: tensor<4xbf16> {rdu.global = @g.bias}, %p_c2_weight: tensor<2x4x1x1xbf16> {rdu.global = @c2.weight}, %p_c2_bias: tensor<2xbf16> {rdu.global = @c2.bias}) -> tensor<2x2x4x4xbf16> {
     %convolution = rdu.conv %x, %p_c1_weight bias %p_c1_bias : tensor<4xbf16> stride [1, 1] padding [1, 1] dilation [1, 1] groups 1 : tensor<2x2x4x4xbf16>, tensor<4x2x3x3xbf16> -> tensor<2x4x4x4xbf16>
-    %convolution_1 = rdu.conv %convolution, %p_c2_weight bias %p_c2_bias : tensor<2xbf16> stride [1, 1] padding [0, 0] dilation [1, 1] groups 1 : tensor<2x4x4x4xbf16>, tensor<2x4x1x1xbf16> -> tensor<2x2x4x4xbf16>
+    %grouped = rdu.conv %convolution, %p_g_weight bias %p_g_bias : tensor<4xbf16> stride [1, 1] padding [1, 1] dilation [1, 1] groups 2 : tensor<2x4x4x4xbf16>, tensor<4x2x3x3xbf16> -> tensor<2x4x4x4xbf16>
+    %convolution_1 = rdu.conv %grouped, %p_c2_weight bias %p_c2_bias : tensor<2xbf16> stride [1, 1] padding [0, 0] dilation [1, 1] groups 1 : tensor<2x4x4x4xbf16>, tensor<2x4x1x1xbf16> -> tensor<2x2x4x4xbf16>
     func.return %convolution_1 : tensor<2x2x4x4xbf16>
   }
 }
