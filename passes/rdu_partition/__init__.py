@@ -1573,7 +1573,7 @@ class _TensorPartitioner:
     def _widen_partial(self, op: Operation, result: SSAValue) -> SSAValue:
         """A mixed-precision training step's partial sum of a 16-bit float
         that a matmul, a convolution (a weight's gradient over the batch) or
-        a sum makes (or a reshape or transpose of one),
+        a sum makes (or a reshape or transpose of one; a tp split's `rdu.conv_grad`),
         retyped f32: its users see it rounded to its 16-bit type once, after
         the all-reduce (or reduce-scatter) in f32 (`_rounded`), as eager
         autocast's one kernel rounds the whole sum once, and as mixed
@@ -1600,8 +1600,8 @@ class _TensorPartitioner:
             self.layout[wide_input.results[0]] = self.layout_of(source)
             self.full[wide_input.results[0]] = self.full_shape(source)
             op.operands[0] = wide_input.results[0]
-        elif not isinstance(op, MatmulOp | ConvOp | ConvGradOp):
-            return result
+        elif not isinstance(op, MatmulOp | ConvOp) and not (isinstance(op, ConvGradOp) and not self.data_parallel):
+            return result  # a replica's convolution gradient is its kernel's, rounded (DDP's)
         wide = Rewriter.replace_value_with_new_type(result, TensorType(f32, _shape(result)))
         if result in self.zero_wants:
             self.zero_wants[wide] = self.zero_wants.pop(result)
