@@ -137,7 +137,7 @@ class ConvGradOp(IRDLOperation, OpFacts):
         """The input gradient: image by image; the weight's and bias's: sums over
         the images (split batch: partial sums). A dense convolution's channels
         move too (the module docstring); a grouped one's are read whole."""
-        grad, image, weight = ([Dim.BLOCKED] * len(shape) for shape in ins)
+        grad, image, weight = (list[Dest]([Dim.BLOCKED] * len(shape)) for shape in ins)
         of, dense = self.of.data, self.groups.value.data == 1
         outputs, inputs = self.weight_channel_dims()
         if of == "input":

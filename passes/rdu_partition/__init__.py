@@ -2632,10 +2632,10 @@ class _TensorPartitioner:
         channels per rank and gives a partial sum (`_plan_partial`, the row split).
         Replicated when data parallel, grouped, or the channels do not divide."""
         outputs = op.weight_channel_dims()[0]
-        bias = [Split.whole(0, self.tp)] if op.bias is not None else []
+        bias: list[Layout] = [Split.whole(0, self.tp)] if op.bias is not None else []
         if (self.data_parallel or not self._is_weight(_uncast(op.weight))
                 or op.groups.value.data != 1 or self.full_shape(op.weight)[outputs] % self.tp):
-            return [None, None] + [None] * len(bias), None
+            return [None] * len(op.operands), None
         return [None, Split.whole(outputs, self.tp), *bias], Split.whole(1, self.tp)
 
     def _plan_grouped_conv(self, op: ConvOp, splits: list[Split | None], dims: DimMap
