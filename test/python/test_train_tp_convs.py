@@ -20,12 +20,10 @@ the rest bit for bit.
 
 from __future__ import annotations
 
-import copy
-
 import pytest
 import torch
 from torch import nn
-from training_cases import Around
+from training_cases import momentum_autocast_steps
 
 import rducc
 from rducc.api import after
@@ -99,17 +97,8 @@ def test_bf16_decoder_with_transposed_convolution_trains_at_tp2(opt_level: int) 
     parameters are eager autocast's within a bf16 rounding of the row split's
     sums (the up convolution's, added in f32 once after the all-reduce)."""
     torch.manual_seed(0)
-    model = Decoder()
-    generator = torch.Generator().manual_seed(1)
-    data = [(torch.randn(4, 8, 8, 8, generator=generator), torch.randint(0, 4, (4,), generator=generator))
-            for _ in range(3)]
-    eager = copy.deepcopy(model)
-    momentum = torch.optim.SGD(eager.parameters(), lr=0.1, momentum=0.9)
-    expected = [Around().step(eager, nn.functional.cross_entropy, momentum, x, y, autocast=True) for x, y in data]
-    program = rducc.compile_training(model, data[0], optimizer=torch.optim.SGD(model.parameters(), lr=0.1,
-                                                                               momentum=0.9),
-                                     loss_fn=nn.functional.cross_entropy, mixed_precision="bf16",
-                                     opt_level=opt_level, target="sn40l-8", tp=2)
+    program, eager, data, expected = momentum_autocast_steps(Decoder(), (4, 8, 8, 8), 4, 3, opt_level=opt_level,
+                                                             target="sn40l-8", tp=2)
     assert not any(isinstance(op, AllGatherOp) for op in program.module.walk())
     transposed = [op for op in program.module.walk() if isinstance(op, ConvOp | ConvGradOp) and op.transposed]
     assert len(transposed) == 4  # the forward, the input, weight and bias gradients

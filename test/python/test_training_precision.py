@@ -20,7 +20,7 @@ import copy
 import pytest
 import torch
 from torch import nn
-from training_cases import Around, mixed_precision_verdict
+from training_cases import Around, mixed_precision_verdict, momentum_autocast_steps
 
 import rducc
 
@@ -417,15 +417,8 @@ def test_bf16_biased_convolutions_train_as_eager_autocast(opt_level: int) -> Non
     bias gradients are `rdu.conv_grad "bias"`, eager's sum over the batch and
     the spatial dims; the losses' float32 mean is rducc's own order."""
     torch.manual_seed(0)
-    model = _BiasedBlock()
-    generator = torch.Generator().manual_seed(1)
-    data = [(torch.randn(4, 16, 32, 32, generator=generator), torch.randint(0, 10, (4,), generator=generator))
-            for _ in range(2)]
-    eager = copy.deepcopy(model)
-    momentum = torch.optim.SGD(eager.parameters(), lr=0.1, momentum=0.9)
-    expected = [Around().step(eager, nn.functional.cross_entropy, momentum, x, y, autocast=True) for x, y in data]
-    program = rducc.compile_training(model, data[0], optimizer=torch.optim.SGD(model.parameters(), lr=0.1, momentum=0.9),
-                                     loss_fn=nn.functional.cross_entropy, mixed_precision="bf16", opt_level=opt_level)
+    program, eager, data, expected = momentum_autocast_steps(_BiasedBlock(), (4, 16, 32, 32), 10, 2,
+                                                             opt_level=opt_level)
     assert " bias %" in program.mlir  # the biases are rdu.conv's operands
     losses = [program.step(x, y).item() for x, y in data]
     assert losses == pytest.approx(expected, rel=1e-6)

@@ -374,6 +374,25 @@ def train_both(name: str, optimizer: str, steps: int = 20, opt_level: int = 2, s
                    max(group["lr"] for group in eager.param_groups), steps, spread)
 
 
+def momentum_autocast_steps(
+    model: nn.Module, image: tuple[int, ...], classes: int, steps: int, **options: Any
+) -> tuple[Any, nn.Module, list[tuple[torch.Tensor, torch.Tensor]], list[float]]:
+    """An image classifier trained under bf16 autocast by SGD (lr 0.1, momentum 0.9) on
+    `steps` random batches of `image`-shaped inputs: eagerly on a copy of `model`, and
+    compiled by rducc (mixed precision bf16, cross entropy, `options` to `compile_training`).
+    (the compiled step, the eager model after the steps, the batches, eager's losses)."""
+    generator = torch.Generator().manual_seed(1)
+    data = [(torch.randn(image, generator=generator), torch.randint(0, classes, image[:1], generator=generator))
+            for _ in range(steps)]
+    eager = copy.deepcopy(model)
+    momentum = torch.optim.SGD(eager.parameters(), lr=0.1, momentum=0.9)
+    expected = [Around().step(eager, nn.functional.cross_entropy, momentum, x, y, autocast=True) for x, y in data]
+    optimizer = torch.optim.SGD(model.parameters(), lr=0.1, momentum=0.9)
+    program = rducc.compile_training(model, data[0], optimizer=optimizer, loss_fn=nn.functional.cross_entropy,
+                                     mixed_precision="bf16", **options)
+    return program, eager, data, expected
+
+
 def assert_sgd_steps_match(program: Any, eager: nn.Module, batches: list[tuple[torch.Tensor, ...]],
                             rtol: float = 1e-4, optimizer: type[torch.optim.Optimizer] = torch.optim.SGD,
                             **options: float) -> None:
