@@ -143,3 +143,57 @@ def test_relu_and_clamps_run_torchs_kernel_with_numpys_bits() -> None:
             np.testing.assert_array_equal(_bits(got), _bits(old))
             torch.testing.assert_close(torch.from_numpy(got), eager, equal_nan=True, rtol=1e-6, atol=1e-6)
     torch.set_num_threads(2)
+
+
+class _Broadcasts(torch.nn.Module):
+    """A per-channel scale and shift (broadcast operands), a residual add of
+    two arrays of the result's shape, and a small per-channel map."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.scale = torch.nn.Parameter(torch.randn(32, 1, 1))
+        self.shift = torch.nn.Parameter(torch.randn(32, 1, 1))
+
+    def forward(self, x: torch.Tensor, y: torch.Tensor) -> tuple[torch.Tensor, ...]:
+        return x * self.scale - self.shift, x + y, self.scale / (self.shift + 2)
+
+
+def test_broadcast_operands_run_torchs_kernel_at_one_thread_with_numpys_bits() -> None:
+    """At one thread an op of 32K elements or more with a broadcast operand
+    is torch's kernel (`_tt`), one of the result's shape NumPy's ufunc
+    (`_ta`), a small one too; the results are NumPy's bits (NaN and zeros of
+    both signs planted) and eager's."""
+    torch.manual_seed(1)
+    model = _Broadcasts().eval()
+    x, y = torch.randn(1, 32, 32, 32), torch.randn(1, 32, 32, 32)
+    x.view(-1)[::101] = -0.0
+    x.view(-1)[7::499] = float("nan")
+    y.view(-1)[::103] = 0.0
+    with _no_broadcasts():
+        before = _program(model, (x, y))
+        assert "_tt" not in _sources(before)
+    after = _program(model, (x, y))
+    sources = _sources(after)
+    assert "_tt.multiply(" in sources and "_tt.subtract(" in sources
+    assert "_ta.add(a0, a1" in sources and "_tt.add(a0, a1" not in sources  # the residual add: same shapes
+    threads = torch.get_num_threads()
+    torch.set_num_threads(1)
+    try:
+        with torch.no_grad():
+            expected = model(x, y)
+        for got, old, eager in zip(_results(after, (x, y)), _results(before, (x, y)), expected, strict=True):
+            np.testing.assert_array_equal(_bits(got), _bits(old))
+            np.testing.assert_array_equal(_bits(got), _bits(eager.numpy()))
+    finally:
+        torch.set_num_threads(threads)
+
+
+@contextlib.contextmanager
+def _no_broadcasts() -> Iterator[None]:
+    """Every body arithmetic op as `_ta` (before this change)."""
+    plain = map_body._broadcasts  # noqa: SLF001 - the rule this test undoes
+    map_body._broadcasts = lambda c, op: False  # noqa: SLF001
+    try:
+        yield
+    finally:
+        map_body._broadcasts = plain  # noqa: SLF001
