@@ -10,29 +10,19 @@ over torch's pool at two threads. After, it is torch's `threshold`,
 (`rducc.runtime.extremes`: the same bits), from 8K elements. Undone while
 the before program is compiled and first run (the map bodies are made then).
 
-`--change broadcasts`: a map body's float add, subtract, multiply or divide
-of 32K elements or more with an array operand broadcast to the result (a
-batch norm's per-channel scale and shift `[C, 1, 1]`, a bias) ran NumPy's
-ufunc at one thread, whose loop over such an operand is 1.5-2.3x torch's;
-after, torch's kernel at every thread count (`map_body._broadcasts`; the same
-bits: one IEEE rounding). Undone while the before program is compiled.
-
-`--change all`: both undone.
-
 Each chosen full-size zoo model is compiled twice in one process (before,
 after) and both are checked against eager (the largest difference) and
 against each other (the same bits at each thread count); then at each
 thread count eager, before and after are timed interleaved
 (`runtime_threads_ab.best_clocks`: least calling-thread CPU, process CPU and
-wall over N rounds), and the changed steps (the map steps: each step's least
-calling-thread CPU over N calls, interleaved). Counts: the elements a call's
-map bodies take a maximum or minimum of with NumPy (`np.maximum`/`np.minimum`)
-and compute with `_ta` (NumPy's ufunc at one thread) where an operand is
-broadcast, by the bodies' sources (each map body once; a map in a layer's
-callee counts once), before and after.
+wall over N rounds), and the changed steps (the map steps that run their
+compiled bodies, `_body_step`: each step's least calling-thread CPU over N
+calls, interleaved). Counts: the elements a call's
+map bodies take a maximum or minimum of on the calling thread with NumPy
+(each map body once; a map in a layer's callee counts once), before and after.
 Run with `OMP_WAIT_POLICY=PASSIVE` on a loaded machine.
 
-Run: python bench/runtime_round22_ab.py --change extremes|broadcasts|all [--only NAME ...] [--threads N ...] [--calls N]
+Run: python bench/runtime_round22_ab.py --change extremes [--only NAME ...] [--threads N ...] [--calls N]
 """
 
 from __future__ import annotations
@@ -68,47 +58,33 @@ def _extremes_on_numpy() -> Iterator[None]:
         emitters.update(plain)
 
 
-@contextlib.contextmanager
-def _no_broadcasts() -> Iterator[None]:
-    """Before: a body's arithmetic with a broadcast operand is NumPy's ufunc at one thread."""
-    plain = map_body._broadcasts  # noqa: SLF001 - the rule this A/B undoes
-    map_body._broadcasts = lambda c, op: False  # noqa: SLF001
-    try:
-        yield
-    finally:
-        map_body._broadcasts = plain  # noqa: SLF001
-
-
-@contextlib.contextmanager
-def _all_undone() -> Iterator[None]:
-    with _extremes_on_numpy(), _no_broadcasts():
-        yield
+def _body_step(step: str, op: str) -> bool:
+    """A map step that runs its compiled body (`step`, `step1`, ..., `ordered_map`; not a
+    product, convolution or norm run as one kernel with the map folded in)."""
+    return op == "rdu.map" and (step.startswith("step") or step.endswith("ordered_map"))
 
 
 Change = tuple[Callable[[], contextlib.AbstractContextManager[None]], Callable[[str, str], bool], list[str]]
 
 CHANGES: dict[str, Change] = {
-    "extremes": (_extremes_on_numpy, lambda step, op: op == "rdu.map", ["resnet50"]),
-    "broadcasts": (_no_broadcasts, lambda step, op: op == "rdu.map", ["resnet50", "convnext_t"]),
-    "all": (_all_undone, lambda step, op: op == "rdu.map", ["resnet50", "convnext_t", "swin_t"]),
+    "extremes": (_extremes_on_numpy, lambda step, op: _body_step(step, op), ["resnet50"]),
 }
 """Each change: the context it is undone in (while the before program's steps
 are made), the steps it changes (by step and op name), the models it is for."""
 
 
-def numpy_elements(program: rducc.Program, context: Callable[[], contextlib.AbstractContextManager[None]]
-                   ) -> tuple[int, int]:
-    """Elements of the program's map bodies' NumPy maximum/minimum calls and of
-    their `_tt` (broadcast) arithmetic's, each body once, the bodies compiled inside `context()`."""
-    extremes = broadcast = 0
+def numpy_extreme_elements(program: rducc.Program, context: Callable[[], contextlib.AbstractContextManager[None]]
+                           ) -> int:
+    """Elements of the program's map bodies' NumPy maximum/minimum calls (each
+    body once), the bodies compiled inside `context()`."""
+    total = 0
     with context():
         for op in program.module.walk():
             if op.name == "rdu.map":
                 source = map_body.compile_map(op).source  # type: ignore[attr-defined]
-                size = int(np.prod(op.results[0].type.get_shape()))
-                extremes += (source.count("np.maximum(") + source.count("np.minimum(")) * size
-                broadcast += source.count("_tt.") * size
-    return extremes, broadcast
+                calls = source.count("np.maximum(") + source.count("np.minimum(")
+                total += calls * int(np.prod(op.results[0].type.get_shape()))
+    return total
 
 
 def main() -> None:
@@ -124,13 +100,12 @@ def main() -> None:
           "thread's CPU / process CPU / wall\n")
     print("| model | threads | eager ms | before ms | after ms | after / before (thread CPU) | (process CPU) "
           "| (wall) | after / eager (thread CPU) | changed steps ms before -> after | same bits | off eager "
-          "| NumPy max/min elements; broadcast elements on torch at 1t, before -> after |")
+          "| NumPy extreme elements before -> after |")
     print("| --- " * 13 + "|")
     for name in args.only or models:
         torch.set_num_threads(1)
         model, inputs, before, after = programs(name, undo)
-        (e0, b0), (e1, b1) = numpy_elements(before, undo), numpy_elements(after, contextlib.nullcontext)
-        counts = f"{e0:,} -> {e1:,}; {b0:,} -> {b1:,}"
+        counts = f"{numpy_extreme_elements(before, undo):,} -> {numpy_extreme_elements(after, contextlib.nullcontext):,}"
         with torch.no_grad():
             expected = outputs(model(*inputs))
             got = outputs(after(*inputs))

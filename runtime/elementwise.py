@@ -224,13 +224,12 @@ def torch_arithmetic(ufunc: np.ufunc, function: Callable[..., torch.Tensor],
                      always: bool = False) -> Callable[..., np.ndarray]:
     """A map body's float arithmetic ufunc (add, subtract, multiply, divide,
     negative) that runs as torch's CPU kernel `function` when torch has more
-    than one thread (with `always`, at one too: `map_body.arithmetic_on_torch`,
-    and an op with a broadcast operand, `map_body._broadcasts`),
+    than one thread (with `always`, at one too: `map_body.arithmetic_on_torch`),
     on f32 or f64 arrays of one dtype and at least
     `TORCH_ARITHMETIC_ELEMENTS` elements: numpy's ufuncs run on the calling
     thread alone, torch's split over its pool, as eager's do. Else (one
-    thread: torch's kernels were no faster there on operands of the result's
-    shape, bench/runtime_arith_ab.py) numpy's ufunc. Both round each element once (IEEE; a negation flips
+    thread: torch's kernels were no faster there, bench/runtime_arith_ab.py)
+    numpy's ufunc. Both round each element once (IEEE; a negation flips
     the sign bit, a NaN's too), so the result is the same bit for bit either
     way; in a run, torch's pool threads read and write subnormals as zero
     (`subnormals.pool_flushing`), so inside a body that flushes (an

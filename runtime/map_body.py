@@ -3,7 +3,8 @@
 `compile_map` compiles a map once: every `arith`/`math` op of its body (and
 `rdu.remf`) becomes one NumPy ufunc call (or a helper of
 `rducc.runtime.elementwise`: float add/sub/mul/div run on torch's threads
-when it has several) on the broadcast input arrays, an
+when it has several; a maximum or minimum against a constant as torch's
+clamp or threshold, `rducc.runtime.extremes`) on the broadcast input arrays, an
 `rdu.pointwise_call` one call of torch's kernel of that ATen op, `arith.constant`
 becomes a NumPy scalar of its type, and the result is broadcast to the map's
 shape. f16/bf16/f8 arithmetic runs in f32 and is rounded once to the result
@@ -14,7 +15,6 @@ kept on the function (`.source`) for debugging.
 from __future__ import annotations
 
 import contextlib
-import math
 from collections.abc import Callable, Iterator, Sequence
 from types import SimpleNamespace
 from typing import Any
@@ -72,9 +72,7 @@ class _BodyCompiler:
             "_ta": _TORCH_ARITHMETIC,
             "_tk": activations.ON_ARRAYS,
             "_tx": _TORCH_EXTREMES,
-            "_tt": _ALWAYS_ON_TORCH,
         }
-        self.static: dict[SSAValue, tuple[int, ...]] = {}  # the values' shapes, where the body's shapes are given
         self.names: dict[SSAValue, str] = {}
         self.lines: list[str] = []
         self._constants: dict[tuple[str, Any], str] = {}
@@ -150,9 +148,6 @@ _ARITHMETIC_ON_TORCH = {
                            ("divide", torch.div), ("negative", torch.neg))
 }
 """A body's float arithmetic as torch's kernel at any thread count (`arithmetic_on_torch`)."""
-
-_ALWAYS_ON_TORCH = SimpleNamespace(**_ARITHMETIC_ON_TORCH)
-"""`_tt.NAME`: a body's arithmetic with a broadcast operand (`_broadcasts`), torch's kernel at any thread count."""
 
 
 @contextlib.contextmanager
@@ -354,36 +349,6 @@ def _emit_fma(c: _BodyCompiler, op: Operation, a: list[str]) -> str:
     return c.rounded(f"({x} * {y} + {z})", dtype)
 
 
-def _broadcasts(c: _BodyCompiler, op: Operation) -> bool:
-    """Whether a float32/float64 op of `TORCH_ARITHMETIC_ELEMENTS` or more
-    elements has an array operand broadcast to its result (fewer elements),
-    by the body's static shapes: NumPy's loop over such an operand runs
-    1.5-2.3x longer than torch's kernel at one thread (a batch norm's
-    `x * scale`, `scale` `[C, 1, 1]`: 1x64x56x56 42 against 21 us; a bias
-    `[96]` over `[1, 3136, 96]` 73 against 31 us; `[4, 1, 49, 49]` over
-    `[4, 12, 49, 49]` 24 against 15; `[12, 49, 49]` there 16 against 16),
-    where on operands of the result's shape the two run alike."""
-    shapes = [c.static.get(operand) for operand in op.operands]
-    if _dtype_of(op.results[0]) not in (F32, F64) or any(shape is None for shape in shapes):
-        return False
-    arrays = [math.prod(shape) for shape in shapes if shape]  # type: ignore[arg-type]
-    size = math.prod(np.broadcast_shapes(*shapes))  # type: ignore[arg-type]
-    return size >= elementwise.TORCH_ARITHMETIC_ELEMENTS and any(elements < size for elements in arrays)
-
-
-def _arithmetic(name: str) -> Callable[[_BodyCompiler, Operation, list[str]], str]:
-    """A binary float add, subtract, multiply or divide: `_ta.NAME` (NumPy's
-    ufunc at one thread, torch's kernel on its pool at more), or `_tt.NAME`,
-    torch's kernel at any thread count, where an operand is broadcast
-    (`_broadcasts`). The same bits either way (one IEEE rounding)."""
-    plain, on_torch = _float_op(f"_ta.{name}", 2), _float_op(f"_tt.{name}", 2)
-
-    def emit(c: _BodyCompiler, op: Operation, a: list[str]) -> str:
-        return (on_torch if _broadcasts(c, op) else plain)(c, op, a)
-
-    return emit
-
-
 def _constant_operand(op: Operation) -> tuple[int, np.generic] | None:
     """The index and value of the one float `arith.constant` operand of a binary body op, if it has one."""
     found = [(index, operand.owner) for index, operand in enumerate(op.operands)
@@ -440,10 +405,10 @@ def _emit_round(c: _BodyCompiler, op: Operation, a: list[str]) -> str:
 _EMITTERS: dict[str, Callable[[_BodyCompiler, Operation, list[str]], str]] = {
     "arith.constant": _emit_constant,
     # float arithmetic
-    "arith.addf": _arithmetic("add"),
-    "arith.subf": _arithmetic("subtract"),
-    "arith.mulf": _arithmetic("multiply"),
-    "arith.divf": _arithmetic("divide"),
+    "arith.addf": _float_op("_ta.add", 2),
+    "arith.subf": _float_op("_ta.subtract", 2),
+    "arith.mulf": _float_op("_ta.multiply", 2),
+    "arith.divf": _float_op("_ta.divide", 2),
     "arith.negf": _float_op("_ta.negative", 1),
     "arith.maximumf": _emit_extreme("maximum"),
     "arith.minimumf": _emit_extreme("minimum"),
@@ -536,8 +501,7 @@ def _outer_ufunc(expression: str) -> bool:
     ufunc = head.startswith("np.") and isinstance(getattr(np, head[3:], None), np.ufunc)
     torch_kernel = any(head.startswith(f"{prefix}.") and hasattr(kernels, head[4:])
                        for prefix, kernels in (("_tm", _TORCH_MATH), ("_ta", _TORCH_ARITHMETIC),
-                                               ("_tk", activations.ON_ARRAYS), ("_tx", _TORCH_EXTREMES),
-                                               ("_tt", _ALWAYS_ON_TORCH)))
+                                               ("_tk", activations.ON_ARRAYS), ("_tx", _TORCH_EXTREMES)))
     if not paren or not (ufunc or torch_kernel):
         return False
     depth = 0
@@ -628,7 +592,6 @@ class _Lines:
             raise RduccError("an 'rdu.map' body must end in 'rdu.yield' of one value")
         yielded = terminator.operands[0]
         static: dict[SSAValue, tuple[int, ...]] = dict(zip(block.args, shapes)) if shapes is not None else {}
-        c.static = static
         last = _last_uses(body, yielded)
         temporaries: set[SSAValue] = set()  # arrays a ufunc of this body made, of a known shape
         writes_out = False  # the yielded value's ufunc writes into `out`
