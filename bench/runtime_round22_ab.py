@@ -38,24 +38,11 @@ import numpy as np
 import torch
 from common import Section  # noqa: F401 - sets one BLAS thread before numpy loads
 from runtime_ab import least_steps, outputs, programs, same_bits
-from runtime_threads_ab import best_clocks
+from runtime_round18_ab import timing_cells
 from zoo.models import FULL_SIZE
 
 import rducc
 from rducc.runtime import map_body
-
-
-@contextlib.contextmanager
-def _extremes_on_numpy() -> Iterator[None]:
-    """Before: every float maximum and minimum of a body is NumPy's ufunc."""
-    emitters = map_body._EMITTERS  # noqa: SLF001 - the table this A/B swaps
-    plain = {name: emitters[name] for name in ("arith.maximumf", "arith.minimumf")}
-    emitters["arith.maximumf"] = map_body._float_op("np.maximum", 2)  # noqa: SLF001
-    emitters["arith.minimumf"] = map_body._float_op("np.minimum", 2)  # noqa: SLF001
-    try:
-        yield
-    finally:
-        emitters.update(plain)
 
 
 def _body_step(step: str, op: str) -> bool:
@@ -67,7 +54,7 @@ def _body_step(step: str, op: str) -> bool:
 Change = tuple[Callable[[], contextlib.AbstractContextManager[None]], Callable[[str, str], bool], list[str]]
 
 CHANGES: dict[str, Change] = {
-    "extremes": (_extremes_on_numpy, lambda step, op: _body_step(step, op), ["resnet50"]),
+    "extremes": (map_body.extremes_as_numpy, lambda step, op: _body_step(step, op), ["resnet50"]),
 }
 """Each change: the context it is undone in (while the before program's steps
 are made), the steps it changes (by step and op name), the models it is for."""
@@ -112,15 +99,10 @@ def main() -> None:
             off = max(float(np.abs(g - w).max()) for g, w in zip(got, expected, strict=True))
             for threads in args.threads:
                 torch.set_num_threads(threads)
-                model(*inputs)  # torch's pool made by eager first, as a user's program makes it
                 same = same_bits(partial(before, *inputs), partial(after, *inputs))
-                clocks = [[t * 1e3 for t in c] for c in best_clocks([partial(model, *inputs), partial(before, *inputs),
-                                                                       partial(after, *inputs)], args.calls)]
-                least = least_steps([before, after], inputs, args.calls, changed)
-                e, b, a = (" / ".join(f"{t:.1f}" for t in c) for c in clocks)
-                ratios = " | ".join(f"{clocks[2][k] / clocks[1][k]:.3f}x" for k in range(3))
-                print(f"| {name} | {threads} | {e} | {b} | {a} | {ratios} | {clocks[2][0] / clocks[0][0]:.3f}x "
-                      f"| {least[0] * 1e3:.2f} -> {least[1] * 1e3:.2f} | {same} | {off:.1e} | {counts} |", flush=True)
+                cells = timing_cells(partial(model, *inputs), partial(before, *inputs), partial(after, *inputs),
+                                     partial(least_steps, [before, after], inputs, args.calls, changed), args.calls)
+                print(f"| {name} | {threads} | {cells} | {same} | {off:.1e} | {counts} |", flush=True)
         torch.set_num_threads(1)
 
 

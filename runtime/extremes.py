@@ -86,7 +86,8 @@ def _probe(dtype: np.dtype, k: np.generic) -> np.ndarray:
                              0xFFF0000000000123], dtype=np.uint64)
     nans = nan_bits.view(dtype)
     tiny = np.finfo(dtype).smallest_subnormal
-    special = np.array([0.0, -0.0, np.inf, -np.inf, 1.0, -1.0, tiny, -tiny, k, -k,
+    bound = float(k)
+    special = np.array([0.0, -0.0, np.inf, -np.inf, 1.0, -1.0, tiny, -tiny, bound, -bound,
                         np.nextafter(k, dtype.type(np.inf)), np.nextafter(k, dtype.type(-np.inf))], dtype=dtype)
     values = np.concatenate([special, nans])
     return np.resize(values, 1037)

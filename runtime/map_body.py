@@ -168,6 +168,20 @@ def arithmetic_on_torch() -> Iterator[None]:
             setattr(_TORCH_ARITHMETIC, name, bound)
 
 
+@contextlib.contextmanager
+def extremes_as_numpy() -> Iterator[None]:
+    """Inside, bodies compiled take every float maximum and minimum as
+    NumPy's ufunc (`np.maximum`, `np.minimum`), none as torch's kernel
+    (`_emit_extreme`): the reference a test or an A/B compares against."""
+    plain = {name: _EMITTERS[name] for name in ("arith.maximumf", "arith.minimumf")}
+    _EMITTERS["arith.maximumf"] = _float_op("np.maximum", 2)
+    _EMITTERS["arith.minimumf"] = _float_op("np.minimum", 2)
+    try:
+        yield
+    finally:
+        _EMITTERS.update(plain)
+
+
 def arithmetic_for_threads() -> None:
     """Bind a body's arithmetic (`_TORCH_ARITHMETIC`) for torch's thread count
     now: called at every run (cheap when the count has not changed)."""

@@ -5,7 +5,6 @@ after a batch norm, a clamp)."""
 
 from __future__ import annotations
 
-import contextlib
 from collections.abc import Iterator
 
 import numpy as np
@@ -83,19 +82,6 @@ class _Activations(torch.nn.Module):
                 torch.nn.functional.hardswish(x))
 
 
-@contextlib.contextmanager
-def _numpy_extremes() -> Iterator[None]:
-    """Every body maximum and minimum as NumPy's ufunc (before this change)."""
-    emitters = map_body._EMITTERS  # noqa: SLF001 - the table the change fills
-    plain = {name: emitters[name] for name in ("arith.maximumf", "arith.minimumf")}
-    emitters["arith.maximumf"] = map_body._float_op("np.maximum", 2)  # noqa: SLF001
-    emitters["arith.minimumf"] = map_body._float_op("np.minimum", 2)  # noqa: SLF001
-    try:
-        yield
-    finally:
-        emitters.update(plain)
-
-
 def _program(model: torch.nn.Module, inputs: tuple) -> rducc.Program:
     with torch.no_grad():
         program = rducc.compile(torch.export.export(model, inputs), opt_level=2)
@@ -128,7 +114,7 @@ def test_relu_and_clamps_run_torchs_kernel_with_numpys_bits() -> None:
     flat[11::389] = float("nan")
     flat[13::389] = float("inf")
     flat[17::389] = -float("inf")
-    with _numpy_extremes():
+    with map_body.extremes_as_numpy():
         before = _program(model, (x,))
         assert "np.maximum(" in _sources(before)
     after = _program(model, (x,))
