@@ -23,7 +23,11 @@ Whether this CPU's kernels pick as listed is checked once per kind, dtype
 and constant on a probe (`agrees`: ties of both zeros, NaNs with payloads,
 infinities, subnormals, in the vector loop and its tail); where they do not,
 the body keeps NumPy's ufunc. f32 and f64 only (f16/bf16 bodies compute in
-f32 and round, `map_body._float_op`).
+f32 and round, `map_body._float_op`). In a run at more than one thread the
+pool's threads read subnormals as zero (`subnormals.pool_flushing`), as for
+the body's arithmetic there: a subnormal element of their share compares as
+zero, which the arithmetic before it on the same share had already written
+as zero.
 """
 
 from __future__ import annotations
