@@ -121,6 +121,21 @@ CHANGES: dict[str, Change] = {
 steps are made, the steps it changes (by step and op name) and the model it is for."""
 
 
+def timing_cells(eager: Callable[[], object], call_before: Callable[[], object], call_after: Callable[[], object],
+                 steps: Callable[[], list[float]], calls: int) -> str:
+    """A row's timing cells: eager's, before's and after's least calling-thread
+    CPU / process CPU / wall ms over `calls` interleaved rounds (eager run
+    first, so torch's pool is made as a user's program makes it), after /
+    before by each, after / eager, and the changed steps' ms (`steps()`)."""
+    eager()
+    clocks = [[t * 1e3 for t in c] for c in best_clocks([eager, call_before, call_after], calls)]
+    least = steps()
+    e, b, a = (" / ".join(f"{t:.1f}" for t in c) for c in clocks)
+    ratios = " | ".join(f"{clocks[2][k] / clocks[1][k]:.3f}x" for k in range(3))
+    return (f"{e} | {b} | {a} | {ratios} | {clocks[2][0] / clocks[0][0]:.3f}x "
+            f"| {least[0] * 1e3:.2f} -> {least[1] * 1e3:.2f}")
+
+
 def main(changes: dict[str, Change] = CHANGES, doc: str = __doc__) -> None:
     """The A/B of one of `changes` (round 19's reuses it)."""
     parser = argparse.ArgumentParser(description=doc.splitlines()[0])
@@ -148,16 +163,11 @@ def main(changes: dict[str, Change] = CHANGES, doc: str = __doc__) -> None:
                    for call in (call_before, call_after)]
             for threads in args.threads:
                 torch.set_num_threads(threads)
-                model(*inputs)  # torch's pool made by eager first, as a user's program makes it
-                clocks = [[t * 1e3 for t in c] for c in best_clocks([partial(model, *inputs), call_before,
-                                                                       call_after], args.calls)]
                 contexts = [contextlib.nullcontext if at_prepare else undo, contextlib.nullcontext]
-                least = least_steps([before, after], inputs, args.calls, changed, contexts)
-                steps = f"{least[0] * 1e3:.2f} -> {least[1] * 1e3:.2f}"
-                e, b, a = (" / ".join(f"{t:.1f}" for t in c) for c in clocks)
-                ratios = " | ".join(f"{clocks[2][k] / clocks[1][k]:.3f}x" for k in range(3))
-                print(f"| {name} | {threads} | {e} | {b} | {a} | {ratios} | {clocks[2][0] / clocks[0][0]:.3f}x "
-                      f"| {steps} | {off[0]:.1e}, {off[1]:.1e} |", flush=True)
+                cells = timing_cells(partial(model, *inputs), call_before, call_after,
+                                     partial(least_steps, [before, after], inputs, args.calls, changed, contexts),
+                                     args.calls)
+                print(f"| {name} | {threads} | {cells} | {off[0]:.1e}, {off[1]:.1e} |", flush=True)
         torch.set_num_threads(1)
 
 

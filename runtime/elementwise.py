@@ -144,6 +144,11 @@ def i1_signed(x: Any) -> np.ndarray:
 def as_torch(x: Any) -> torch.Tensor:
     """A torch tensor on the array's memory (zero copy; bf16 through its bits; a
     contiguous copy only for negative strides). torch only reads it."""
+    if type(x) is np.ndarray and x.flags.writeable and x.dtype is not BF16:
+        try:  # the common case first: no checks torch makes itself (a map body calls this 3 times an op)
+            return torch.from_numpy(x)
+        except ValueError:  # a negative stride
+            pass
     x = np.asarray(x)
     if x.strides and min(x.strides) < 0:
         x = np.ascontiguousarray(x)
@@ -236,7 +241,7 @@ def torch_arithmetic(ufunc: np.ufunc, function: Callable[..., torch.Tensor],
             if out is None:
                 return function(*tensors).numpy()
             if _broadcast_shape(operands) == out.shape:
-                function(*tensors, out=as_torch(out))
+                function(*tensors, out=torch.from_numpy(out))  # writable, forwards: `_on_torch`
                 return out
         return ufunc(*operands) if out is None else ufunc(*operands, out=out)
 
@@ -286,14 +291,16 @@ def assign(out: np.ndarray, x: np.ndarray) -> None:
 
 
 def _on_torch(operands: tuple[Any, ...], out: np.ndarray | None) -> bool:
-    """Whether `torch_arithmetic` runs these operands on torch at more than one thread (its docstring)."""
+    """Whether `torch_arithmetic` runs these operands on torch at more than one thread (its docstring).
+    The size is looked at first: a map body's small operands (a norm's per-channel
+    terms) go to NumPy's ufunc after one comparison."""
+    if out is not None and out.size < TORCH_ARITHMETIC_ELEMENTS:
+        return False
     arrays = [x for x in operands if isinstance(x, np.ndarray) and x.ndim]
-    if not arrays:
+    if not arrays or (out is None and max(a.size for a in arrays) < TORCH_ARITHMETIC_ELEMENTS):
         return False
     dtype = arrays[0].dtype
-    size = out.size if out is not None else max(a.size for a in arrays)
-    if size < TORCH_ARITHMETIC_ELEMENTS or dtype not in (F32, F64) \
-            or any(np.asarray(x).dtype != dtype for x in operands):
+    if dtype not in (F32, F64) or any(np.asarray(x).dtype != dtype for x in operands):
         return False
     if out is not None and (out.dtype != dtype or not out.flags.writeable or min(out.strides) < 0
                             or any(a is not out and np.may_share_memory(a, out) for a in arrays)):

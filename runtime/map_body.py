@@ -3,7 +3,8 @@
 `compile_map` compiles a map once: every `arith`/`math` op of its body (and
 `rdu.remf`) becomes one NumPy ufunc call (or a helper of
 `rducc.runtime.elementwise`: float add/sub/mul/div run on torch's threads
-when it has several) on the broadcast input arrays, an
+when it has several; a maximum or minimum against a constant as torch's
+clamp or threshold, `rducc.runtime.extremes`) on the broadcast input arrays, an
 `rdu.pointwise_call` one call of torch's kernel of that ATen op, `arith.constant`
 becomes a NumPy scalar of its type, and the result is broadcast to the map's
 shape. f16/bf16/f8 arithmetic runs in f32 and is rounded once to the result
@@ -25,7 +26,7 @@ from xdsl.ir import Block, Operation, SSAValue
 
 from rducc.dialects.rdu.pointwise import PointwiseCallOp
 from rducc.errors import RduccError
-from rducc.runtime import activations, elementwise
+from rducc.runtime import activations, elementwise, extremes
 from rducc.runtime.dtypes import (
     BF16,
     BOOL,
@@ -70,6 +71,7 @@ class _BodyCompiler:
             "_tm": _TORCH_MATH,
             "_ta": _TORCH_ARITHMETIC,
             "_tk": activations.ON_ARRAYS,
+            "_tx": _TORCH_EXTREMES,
         }
         self.names: dict[SSAValue, str] = {}
         self.lines: list[str] = []
@@ -164,6 +166,20 @@ def arithmetic_on_torch() -> Iterator[None]:
     finally:
         for name, bound in saved.items():
             setattr(_TORCH_ARITHMETIC, name, bound)
+
+
+@contextlib.contextmanager
+def extremes_as_numpy() -> Iterator[None]:
+    """Inside, bodies compiled take every float maximum and minimum as
+    NumPy's ufunc (`np.maximum`, `np.minimum`), none as torch's kernel
+    (`_emit_extreme`): the reference a test or an A/B compares against."""
+    plain = {name: _EMITTERS[name] for name in ("arith.maximumf", "arith.minimumf")}
+    _EMITTERS["arith.maximumf"] = _float_op("np.maximum", 2)
+    _EMITTERS["arith.minimumf"] = _float_op("np.minimum", 2)
+    try:
+        yield
+    finally:
+        _EMITTERS.update(plain)
 
 
 def arithmetic_for_threads() -> None:
@@ -347,6 +363,45 @@ def _emit_fma(c: _BodyCompiler, op: Operation, a: list[str]) -> str:
     return c.rounded(f"({x} * {y} + {z})", dtype)
 
 
+def _constant_operand(op: Operation) -> tuple[int, np.generic] | None:
+    """The index and value of the one float `arith.constant` operand of a binary body op, if it has one."""
+    found = [(index, operand.owner) for index, operand in enumerate(op.operands)
+             if isinstance(operand.owner, Operation) and operand.owner.name == "arith.constant"]
+    if len(found) != 1:
+        return None
+    index, constant = found[0]
+    value = constant.value  # type: ignore[attr-defined]
+    if isinstance(value, DenseIntOrFPElementsAttr):
+        return None
+    return index, scalar_constant(value, _dtype_of(constant.results[0]))
+
+
+def _emit_extreme(extreme: str) -> Callable[[_BodyCompiler, Operation, list[str]], str]:
+    """`np.maximum` / `np.minimum`; of an f32/f64 value and a constant, as
+    torch's kernel where it gives NumPy's bits (`rducc.runtime.extremes`:
+    NumPy's loop against a scalar is slow, and on the calling thread alone)."""
+    plain = _float_op(f"np.{extreme}", 2)
+
+    def emit(c: _BodyCompiler, op: Operation, a: list[str]) -> str:
+        constant = _constant_operand(op)
+        if constant is None or _dtype_of(op.results[0]) not in (F32, F64):
+            return plain(c, op, a)
+        index, value = constant
+        if not extremes.usable(extreme, index == 0, value):
+            return plain(c, op, a)
+        return f"_tx.{extreme}_{'left' if index == 0 else 'right'}({a[0]}, {a[1]})"
+
+    return emit
+
+
+_TORCH_EXTREMES = SimpleNamespace(**{
+    f"{extreme}_{'left' if first else 'right'}": extremes.against_constant(extreme, first)
+    for extreme, first in extremes.KINDS
+})
+"""A body's maximum or minimum of an array and a constant as torch's kernel
+(`_tx.maximum_right(x, k)` is `np.maximum(x, k)`; `left`: the constant first)."""
+
+
 def _emit_pointwise_call(c: _BodyCompiler, op: Operation, a: list[str]) -> str:
     """torch's own kernel of the ATen op, on the whole (broadcasting) arrays."""
     assert isinstance(op, PointwiseCallOp)
@@ -369,8 +424,8 @@ _EMITTERS: dict[str, Callable[[_BodyCompiler, Operation, list[str]], str]] = {
     "arith.mulf": _float_op("_ta.multiply", 2),
     "arith.divf": _float_op("_ta.divide", 2),
     "arith.negf": _float_op("_ta.negative", 1),
-    "arith.maximumf": _float_op("np.maximum", 2),
-    "arith.minimumf": _float_op("np.minimum", 2),
+    "arith.maximumf": _emit_extreme("maximum"),
+    "arith.minimumf": _emit_extreme("minimum"),
     "arith.maxnumf": _float_op("np.fmax", 2),
     "arith.minnumf": _float_op("np.fmin", 2),
     # integer arithmetic (i1: add/sub are xor, mul is and)
@@ -460,7 +515,7 @@ def _outer_ufunc(expression: str) -> bool:
     ufunc = head.startswith("np.") and isinstance(getattr(np, head[3:], None), np.ufunc)
     torch_kernel = any(head.startswith(f"{prefix}.") and hasattr(kernels, head[4:])
                        for prefix, kernels in (("_tm", _TORCH_MATH), ("_ta", _TORCH_ARITHMETIC),
-                                               ("_tk", activations.ON_ARRAYS)))
+                                               ("_tk", activations.ON_ARRAYS), ("_tx", _TORCH_EXTREMES)))
     if not paren or not (ufunc or torch_kernel):
         return False
     depth = 0
