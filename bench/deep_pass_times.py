@@ -8,10 +8,14 @@ garbage collector off while it runs, so a full collection over the compile's hea
 not charged to the pass that happens to trigger it). The table gives each pass's seconds
 at each depth and its growth from the first depth to the last beside the depth's own.
 
-`--save DIR` also writes the module each pass gets, `DIR/<depth>/<index>-<pass>.mlir`, for
-timing or comparing one pass alone on it (`bench/sram_alloc_ab.py`).
+`--save DIR` also writes the module each pass gets, `DIR/<depth>/<index>-<pass>.mlir` (and
+the pass's options beside it, `.spec`), for timing or comparing one pass alone on it
+(`bench/sram_alloc_ab.py`). `--alone DIR` times each pass alone on the modules so saved
+instead: a fresh parse each time, best of `--repeat`, the depths alternated (so a change
+in the machine's load falls on every depth alike), collector off, CPU seconds.
 
 Run: python bench/deep_pass_times.py [--depths 4 8 16 32] [--save DIR] [--passes rdu-fuse ...]
+     python bench/deep_pass_times.py --alone DIR [--depths 4 8 16 32] [--repeat 2]
 """
 
 from __future__ import annotations
@@ -48,6 +52,7 @@ def pass_clock(seconds: dict[str, float], save: Path | None) -> Iterator[None]:
         if save is not None:
             save.mkdir(parents=True, exist_ok=True)
             (save / f"{count[0]:02d}-{one.name}.mlir").write_text(str(module))
+            (save / f"{count[0]:02d}-{one.name}.spec").write_text(str(one.pipeline_pass_spec()))
         count[0] += 1
         gc.collect()
         gc.disable()
@@ -75,6 +80,35 @@ def pass_seconds(depth: int, save: Path | None) -> dict[str, float]:
     return seconds
 
 
+def alone_seconds(saved: Path, depths: list[int], repeat: int, only: list[str]) -> dict[int, dict[str, float]]:
+    """Best CPU seconds of each pass alone on the module it got at each depth."""
+    from xdsl.parser import Parser
+
+    from rducc.pipeline import parse_passes
+    from rducc.tools.opt import RduccOptMain
+
+    found: dict[int, dict[str, float]] = {depth: {} for depth in depths}
+    for path in sorted((saved / str(depths[0])).glob("*.mlir")):
+        name = path.stem.split("-", 1)[1]
+        if only and name not in only:
+            continue
+        spec = path.with_suffix(".spec").read_text()
+        for _ in range(repeat):
+            for depth in depths:
+                module_path = saved / str(depth) / path.name
+                module = Parser(RduccOptMain(args=[str(module_path)]).ctx, module_path.read_text()).parse_module()
+                one = parse_passes(spec)[0]
+                gc.collect()
+                gc.disable()
+                start = time.process_time()
+                one.apply(Context(), module)
+                seconds = time.process_time() - start
+                gc.enable()
+                found[depth][name] = min(found[depth].get(name, float("inf")), seconds)
+        print(name, " / ".join(f"{found[d][name]:.3f}" for d in depths), file=sys.stderr, flush=True)
+    return found
+
+
 def table(depths: list[int], found: dict[int, dict[str, float]], only: list[str]) -> str:
     """One row a pass: seconds at each depth, growth last / first beside the depth's."""
     names = [name for name in found[depths[0]] if not only or name in only]
@@ -93,7 +127,12 @@ def main() -> None:
     parser.add_argument("--depths", type=int, nargs="+", default=[4, 8, 16, 32])
     parser.add_argument("--save", type=Path, default=None)
     parser.add_argument("--passes", nargs="*", default=[], help="only these passes in the table")
+    parser.add_argument("--alone", type=Path, default=None, help="time each pass alone on the modules saved here")
+    parser.add_argument("--repeat", type=int, default=2)
     args = parser.parse_args()
+    if args.alone is not None:
+        print(table(args.depths, alone_seconds(args.alone, args.depths, args.repeat, args.passes), args.passes))
+        return
     found = {}
     for depth in args.depths:
         start = time.process_time()

@@ -22,7 +22,9 @@ with these two rules is placed again without them (`PLACEMENT_RULES`).
 Live ranges are intervals over the program order of @forward (a loop's body
 once: every iteration reuses the same buffers); buffers of different kernels
 never overlap in time, so each group of overlapping intervals is placed on
-its own. Placement is greedy by size, lowest fitting offset first, with
+its own. Placement is greedy by size, lowest fitting offset first (a large
+group's fit found in a segment tree of the bytes in use over its live
+positions, `sram_first_fit`, not by walking every buffer placed), with
 offsets aligned to SRAM_ROW_BYTES bytes; a group that this order fragments
 beyond the capacity is placed again earliest-first, then longest-lived
 first, and the first order that fits is kept (`PLACEMENT_ORDERS`). The pass records on @forward:

@@ -42,6 +42,7 @@ from rducc.dialects.shapes import value_bytes
 from rducc.model.kernel_model import kernel_group, last_reads
 from rducc.model.mapping import BufferWork, StageWork, _buffer_homes, _touches, body_stages, buffer_works
 from rducc.passes import rdu_fuse, rdu_insert_dma, rdu_place_saved, rdu_sram_alloc
+from rducc.passes.rdu_insert_dma import write_in_place
 from rducc.passes.rdu_sram_alloc import SramBuffer
 from rducc.pipeline import parse_passes, run_passes
 from rducc.targets import Target, load_target
@@ -245,6 +246,30 @@ def test_global_stages_asks_each_first_reader_once(monkeypatch: pytest.MonkeyPat
     monkeypatch.setattr(program, "op_stage", counted)
     assert global_stages(module) == want and list(global_stages(module)) == list(want)
     assert len(asked) == 2 * len(set(asked)) <= 2 * len(want)  # two calls: each first reader once a call
+
+
+# --- rdu-insert-dma's writes in place ------------------------------------------
+
+def test_updates_written_in_place_retype_their_function_once(monkeypatch: pytest.MonkeyPatch) -> None:
+    """An SGD step whose updates are written over their globals: the function's result
+    types follow once after all its rewrites (once per update compared every result
+    type and walked the module for calls: quadratic in a deep step's updates)."""
+    module = parsed(STEP)
+    run_passes(module, parse_passes(f'rdu-fuse{{level=0}},rdu-place-saved{{target="{PASSES}/Inputs/train-in-place.toml"}},'
+                                    "rdu-tile,rdu-place-tiers"))
+    whole, retyped = write_in_place.rewrite_whole, []
+
+    def counted_whole(*args, **kwargs) -> bool:  # type: ignore[no-untyped-def]
+        done = whole(*args, **kwargs)
+        rewritten.append(done)
+        return done
+
+    rewritten: list[bool] = []
+    monkeypatch.setattr(write_in_place, "rewrite_whole", counted_whole)
+    monkeypatch.setattr(write_in_place, "_retype_results", lambda block: retyped.append(block))
+    run_passes(module, parse_passes("rdu-insert-dma"))
+    assert sum(rewritten) >= 2  # several updates written over their globals
+    assert len(retyped) == len(set(map(id, retyped))) == 1  # @forward, once
 
 
 # --- rdu-fuse's segments --------------------------------------------------------
