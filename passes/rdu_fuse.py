@@ -56,7 +56,6 @@ a kernel of its own (`split_off_windows`), which `rdu-insert-dma` makes a
 from __future__ import annotations
 
 import math
-
 from collections.abc import Callable, Container, Hashable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, ClassVar
