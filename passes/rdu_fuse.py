@@ -435,10 +435,11 @@ def crossing_changes(segment: Sequence[Operation], stops: int, last_read: dict[S
         for result in op.results:
             read = last_read[result]
             if read >= start + stop:
-                made += value_bytes(result)
+                size = value_bytes(result)
+                made += size
                 if read != float("inf"):
                     gone = math.floor(read - start) + 1
-                    made_until[gone] = made_until.get(gone, 0) + value_bytes(result)
+                    made_until[gone] = made_until.get(gone, 0) + size
         for value in op.operands:
             if value in seen or not isinstance(value, OpResult) or value not in last_read:
                 continue
