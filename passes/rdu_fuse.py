@@ -419,9 +419,10 @@ def crossing_changes(segment: Sequence[Operation], stops: int, last_read: dict[S
     """For each stop from 1 to `stops`: the bytes of the run's values that cross a cut
     before `segment[stop]` less those that cross one before `segment[0]` (`last_read`,
     `position`: in the run). One pass over the segment (each cut summed on its own
-    was quadratic in a long update segment's ops). A result of the segment's ops counts as made while the cut is
-    at or before its last reader; a value made before the segment and read in it
-    counts as dying from the first cut after both its first reader here and its last."""
+    was quadratic in a long update segment's ops): a result of the segment's ops
+    counts as made while the cut is at or before its last reader; a value made
+    before the segment and read in it counts as dying from the first cut after both
+    its first reader here and its last."""
     start = position[segment[0]] if segment else 0
     made = dying = 0
     made_until: dict[int, int] = {}  # stop -> bytes made that stop crossing there

@@ -9,7 +9,7 @@ Walking every placed buffer in offset order and skipping those not live with the
 one finds it in time proportional to the placed buffers, so a group's placement grows
 as the square of its buffers (a deep training step's optimizer update chains
 thousands of them). Here the bytes in use are kept in a segment tree over the
-group's live positions, as merged intervals of offsets (`OffsetsInUse`):
+group's live starts, as merged intervals of offsets (`OffsetsInUse`):
 
 - `own[node]`: the bytes of the buffers whose live interval covers the node's whole
   range of positions but not its parent's (the node is one of the interval's
@@ -62,7 +62,7 @@ class OffsetsInUse:
 
 
 class LiveOffsets:
-    """The bytes in use over a group's live positions: `OffsetsInUse` in a segment tree."""
+    """The bytes in use over a group's live starts: `OffsetsInUse` in a segment tree."""
 
     def __init__(self, starts: Sequence[int]) -> None:
         """`starts`: where each interval placed or asked about starts. Two live intervals
@@ -101,13 +101,9 @@ class LiveOffsets:
                 node //= 2
         return found
 
-    def lowest_fit(self, start: int, end: int, size: int) -> int:
-        """The lowest offset whose `size` bytes meet none in use during [start, end]."""
-        return self.place(start, end, size, mark=False)
-
-    def place(self, start: int, end: int, size: int, mark: bool = True) -> int:
+    def place(self, start: int, end: int, size: int) -> int:
         """The lowest offset whose `size` bytes meet none in use during [start, end],
-        those bytes marked in use there (`mark`)."""
+        those bytes then marked in use there."""
         if size <= 0:
             return 0
         nodes = self._canonical(start, end)
@@ -119,11 +115,10 @@ class LiveOffsets:
             moved = sets[index].first_free(offset, size)
             unmoved = 1 if moved != offset else unmoved + 1
             offset, index = moved, (index + 1) % len(sets)
-        if mark:
-            for node in nodes:
-                own.setdefault(node, OffsetsInUse()).add(offset, offset + size)
-            for node in (*nodes, *above):
-                below.setdefault(node, OffsetsInUse()).add(offset, offset + size)
+        for node in nodes:
+            own.setdefault(node, OffsetsInUse()).add(offset, offset + size)
+        for node in (*nodes, *above):
+            below.setdefault(node, OffsetsInUse()).add(offset, offset + size)
         return offset
 
 
