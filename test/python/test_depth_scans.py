@@ -37,8 +37,8 @@ from rducc.diagnostics import LocatedError
 from rducc.dialects.contracts import arg_attrs, global_of, op_stage
 from rducc.dialects.program import entry_function, functions, global_stages
 from rducc.dialects.rdu.dataflow import KernelOp, ReshapeOp, SliceOp
-from rducc.model import in_place, mapping
 from rducc.dialects.shapes import value_bytes
+from rducc.model import in_place, mapping
 from rducc.model.kernel_model import kernel_group, last_reads
 from rducc.model.mapping import BufferWork, StageWork, _buffer_homes, _touches, body_stages, buffer_works
 from rducc.passes import rdu_fuse, rdu_insert_dma, rdu_place_saved, rdu_sram_alloc
@@ -255,8 +255,8 @@ def test_updates_written_in_place_retype_their_function_once(monkeypatch: pytest
     types follow once after all its rewrites (once per update compared every result
     type and walked the module for calls: quadratic in a deep step's updates)."""
     module = parsed(STEP)
-    run_passes(module, parse_passes(f'rdu-fuse{{level=0}},rdu-place-saved{{target="{PASSES}/Inputs/train-in-place.toml"}},'
-                                    "rdu-tile,rdu-place-tiers"))
+    place_saved = f'rdu-place-saved{{target="{PASSES}/Inputs/train-in-place.toml"}}'
+    run_passes(module, parse_passes(f"rdu-fuse{{level=0}},{place_saved},rdu-tile,rdu-place-tiers"))
     whole, retyped = write_in_place.rewrite_whole, []
 
     def counted_whole(*args, **kwargs) -> bool:  # type: ignore[no-untyped-def]
