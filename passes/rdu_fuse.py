@@ -55,6 +55,7 @@ a kernel of its own (`split_off_windows`), which `rdu-insert-dma` makes a
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable, Container, Hashable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, ClassVar
@@ -404,8 +405,7 @@ def closing_tail(kernel: list[Operation], segment: list[Operation], growing: _Gr
     kernel of a stack of such layers starts where its layer does."""
     heavy = next((at for at, op in enumerate(segment) if isinstance(op, HEAVY_OPS)), len(segment) - 1)
     best, fewest = 0, 0
-    for stop in range(1, heavy + 1):
-        change = crossing_change(segment, stop, growing.last_read, growing.position)
+    for stop, change in enumerate(crossing_changes(segment, heavy, growing.last_read, growing.position), 1):
         if change < fewest:
             best, fewest = stop, change
     if not best:
@@ -414,16 +414,49 @@ def closing_tail(kernel: list[Operation], segment: list[Operation], growing: _Gr
     return best if growing.fits_with(kernel, segment[:best]) else 0
 
 
-def crossing_change(segment: Sequence[Operation], stop: int, last_read: dict[SSAValue, float],
-                    position: dict[Operation, int]) -> int:
-    """Bytes of the run's values that cross a cut before `segment[stop]` less those
-    that cross one before `segment[0]` (`last_read`, `position`: in the run)."""
-    start = position[segment[0]]
-    end = start + stop
-    made = sum(value_bytes(r) for op in segment[:stop] for r in op.results if last_read[r] >= end)
-    dying = {v for op in segment[:stop] for v in op.operands
-             if isinstance(v, OpResult) and position.get(v.op, end) < start and last_read.get(v, end) < end}
-    return made - sum(value_bytes(v) for v in dying)
+def crossing_changes(segment: Sequence[Operation], stops: int, last_read: dict[SSAValue, float],
+                     position: dict[Operation, int]) -> list[int]:
+    """For each stop from 1 to `stops`: the bytes of the run's values that cross a cut
+    before `segment[stop]` less those that cross one before `segment[0]` (`last_read`,
+    `position`: in the run). One pass over the segment (each cut summed on its own
+    was quadratic in a long update segment's ops): a result of the segment's ops
+    counts as made while the cut is at or before its last reader; a value made
+    before the segment and read in it counts as dying from the first cut after both
+    its first reader here and its last."""
+    start = position[segment[0]] if segment else 0
+    made = dying = 0
+    made_until: dict[int, int] = {}  # stop -> bytes made that stop crossing there
+    dying_from: dict[int, int] = {}  # stop -> bytes that start dying there
+    seen: set[SSAValue] = set()
+    changes = []
+    for stop in range(1, stops + 1):
+        op = segment[stop - 1]
+        made -= made_until.pop(stop, 0)
+        dying += dying_from.pop(stop, 0)
+        for result in op.results:
+            read = last_read[result]
+            if read >= start + stop:
+                size = value_bytes(result)
+                made += size
+                if read != float("inf"):
+                    gone = math.floor(read - start) + 1
+                    made_until[gone] = made_until.get(gone, 0) + size
+        for value in op.operands:
+            if value in seen or not isinstance(value, OpResult) or value not in last_read:
+                continue
+            if value.op not in position or position[value.op] >= start:
+                continue
+            seen.add(value)
+            read = last_read[value]
+            if read == float("inf"):
+                continue
+            from_stop = max(stop, math.floor(read - start) + 1)
+            if from_stop == stop:
+                dying += value_bytes(value)
+            else:
+                dying_from[from_stop] = dying_from.get(from_stop, 0) + value_bytes(value)
+        changes.append(made - dying)
+    return changes
 
 
 def group_body(ops: Sequence[Operation], target: Target) -> tuple[KernelBody, dict[str, int]] | None:

@@ -96,7 +96,7 @@ def write_back_in_place(module: ModuleOp, whole_over: frozenset[int] = frozenset
         if isinstance(result.owner, func.CallOp):
             _propose(result.owner, result, target, proposals, whole, orders)
         elif not rewrite_rows(forward.body.block, result, target, orders) and whole:
-            rewrite_whole(forward.body.block, result, target, orders)
+            rewrite_whole(forward.body.block, result, target, orders, retype=False)
     _rewrite_callees(module, proposals, orders)
     _retype_results(forward.body.block)  # a call's result may be a global's buffer in DDR now
 
@@ -175,7 +175,7 @@ def _rewrite_callees(module: ModuleOp, proposals: dict[func.CallOp, set[tuple[in
             assert isinstance(returned, func.ReturnOp)
             result, target = returned.arguments[result_index], block.args[arg_index]
             if not rewrite_rows(block, result, target, orders) and whole:
-                rewrite_whole(block, result, target, orders)
+                rewrite_whole(block, result, target, orders, retype=False)
         if agreed:
             _retype_results(block)  # an argument's buffer in DDR returned where an HBM buffer was
 
@@ -226,7 +226,8 @@ def rewrite_rows(block: Block, result: SSAValue, target: SSAValue, orders: Order
     return True
 
 
-def rewrite_whole(block: Block, result: SSAValue, target: SSAValue, orders: Orders | None = None) -> bool:
+def rewrite_whole(block: Block, result: SSAValue, target: SSAValue, orders: Orders | None = None,
+                  retype: bool = True) -> bool:
     """Make `result` (an HBM buffer of `block`, the whole new value of the global
     buffer `target`) `target` itself: the kernel's write-back DMA writes over the
     old value, so the step never holds two copies (an optimizer's update of a
@@ -234,7 +235,11 @@ def rewrite_whole(block: Block, result: SSAValue, target: SSAValue, orders: Orde
     `tier.compute`'s output in `block` and nothing reads `target` after it, or the
     writes are a tile loop's windows that the loop reads the old value through
     alike (`_tile_loop_writing`); False (nothing changed) otherwise (`orders`: as
-    `rewrite_rows`')."""
+    `rewrite_rows`'). The function's result types then follow what it returns
+    (`_retype_results`), unless `retype` is off: a caller rewriting many updates of
+    one block retypes it once after them (each retype compares every result type and
+    may walk the module for the calls: once per update was quadratic in a deep
+    step's updates)."""
     order = (orders if orders is not None else Orders())[block]
     alloc = result.owner
     if not isinstance(alloc, AllocOp) or alloc.parent_block() is not block or not _same_but_tier(result, target):
@@ -264,7 +269,8 @@ def rewrite_whole(block: Block, result: SSAValue, target: SSAValue, orders: Orde
     result.replace_all_uses_with(target)
     alloc.detach()
     alloc.erase()
-    _retype_results(block)
+    if retype:
+        _retype_results(block)
     return True
 
 

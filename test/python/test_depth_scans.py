@@ -29,7 +29,7 @@ from pathlib import Path
 
 import pytest
 from xdsl.dialects.builtin import ModuleOp
-from xdsl.ir import Operation
+from xdsl.ir import Operation, OpResult
 from xdsl.parser import Parser
 
 import rducc.dialects.program as program
@@ -37,10 +37,12 @@ from rducc.diagnostics import LocatedError
 from rducc.dialects.contracts import arg_attrs, global_of, op_stage
 from rducc.dialects.program import entry_function, functions, global_stages
 from rducc.dialects.rdu.dataflow import KernelOp, ReshapeOp, SliceOp
+from rducc.dialects.shapes import value_bytes
 from rducc.model import in_place, mapping
-from rducc.model.kernel_model import kernel_group
+from rducc.model.kernel_model import kernel_group, last_reads
 from rducc.model.mapping import BufferWork, StageWork, _buffer_homes, _touches, body_stages, buffer_works
 from rducc.passes import rdu_fuse, rdu_insert_dma, rdu_place_saved, rdu_sram_alloc
+from rducc.passes.rdu_insert_dma import write_in_place
 from rducc.passes.rdu_sram_alloc import SramBuffer
 from rducc.pipeline import parse_passes, run_passes
 from rducc.targets import Target, load_target
@@ -246,6 +248,30 @@ def test_global_stages_asks_each_first_reader_once(monkeypatch: pytest.MonkeyPat
     assert len(asked) == 2 * len(set(asked)) <= 2 * len(want)  # two calls: each first reader once a call
 
 
+# --- rdu-insert-dma's writes in place ------------------------------------------
+
+def test_updates_written_in_place_retype_their_function_once(monkeypatch: pytest.MonkeyPatch) -> None:
+    """An SGD step whose updates are written over their globals: the function's result
+    types follow once after all its rewrites (once per update compared every result
+    type and walked the module for calls: quadratic in a deep step's updates)."""
+    module = parsed(STEP)
+    place_saved = f'rdu-place-saved{{target="{PASSES}/Inputs/train-in-place.toml"}}'
+    run_passes(module, parse_passes(f"rdu-fuse{{level=0}},{place_saved},rdu-tile,rdu-place-tiers"))
+    whole, retyped = write_in_place.rewrite_whole, []
+
+    def counted_whole(*args, **kwargs) -> bool:  # type: ignore[no-untyped-def]
+        done = whole(*args, **kwargs)
+        rewritten.append(done)
+        return done
+
+    rewritten: list[bool] = []
+    monkeypatch.setattr(write_in_place, "rewrite_whole", counted_whole)
+    monkeypatch.setattr(write_in_place, "_retype_results", lambda block: retyped.append(block))
+    run_passes(module, parse_passes("rdu-insert-dma"))
+    assert sum(rewritten) >= 2  # several updates written over their globals
+    assert len(retyped) == len(set(map(id, retyped))) == 1  # @forward, once
+
+
 # --- rdu-fuse's segments --------------------------------------------------------
 
 def run_ops(path: Path) -> list[Operation]:
@@ -298,6 +324,32 @@ def test_merged_segments_ask_each_op_its_layer_once(monkeypatch: pytest.MonkeyPa
     merged = rdu_fuse.merged_segments(segments, target)
     assert len(merged) < len(segments)  # neighbours were merged
     assert len(asked) == len(set(asked)) <= len(ops)
+
+
+def crossing_change_by_sums(segment: list[Operation], stop: int, last_read: dict, position: dict) -> int:  # type: ignore[type-arg]
+    """The plain definition: the bytes made before the cut that are read after it, less
+    the values made before the segment, read in it before the cut and by nothing after."""
+    start = position[segment[0]]
+    end = start + stop
+    made = sum(value_bytes(r) for op in segment[:stop] for r in op.results if last_read[r] >= end)
+    dying = {v for op in segment[:stop] for v in op.operands
+             if isinstance(v, OpResult) and position.get(v.op, end) < start and last_read.get(v, end) < end}
+    return made - sum(value_bytes(v) for v in dying)
+
+
+def test_crossing_changes_in_one_pass_as_the_sums() -> None:
+    """Every window of two training steps' ops as the segment, every cut in it (the
+    pass summed each cut on its own: quadratic in a long update segment)."""
+    dying = 0
+    for path in (STEP, PIPELINED):
+        ops = run_ops(path)
+        last_read, position = last_reads(ops), {op: at for at, op in enumerate(ops)}
+        for start in range(len(ops)):
+            segment = ops[start:start + 40]
+            want = [crossing_change_by_sums(segment, stop, last_read, position) for stop in range(1, len(segment))]
+            assert rdu_fuse.crossing_changes(segment, len(segment) - 1, last_read, position) == want
+            dying += sum(w < 0 for w in want)
+    assert dying > 10  # cuts where values made before the segment die were compared
 
 
 # --- rdu-place-saved's questions about kernels ------------------------------------
