@@ -733,6 +733,17 @@ def index_fill(self: torch.Tensor, dim: int, index: torch.Tensor, value: Any) ->
     return aten.scatter.src(table, dim, _rows_index(table, dim, rows, fill), fill).reshape(self.shape)
 
 
+@decomposes("aten.nan_to_num.default")
+def nan_to_num(self: torch.Tensor, nan: float | None = None, posinf: float | None = None,
+               neginf: float | None = None) -> torch.Tensor:
+    """torch's decomposition; of a complex tensor, that of its real and imaginary parts each (as
+    torch's kernel computes it: torch's decomposition refuses complex), on their real pairs."""
+    if self.is_complex():
+        parts = aten.nan_to_num.default(torch.view_as_real(self), nan, posinf, neginf)
+        return torch.view_as_complex(parts)
+    return torch._refs.nan_to_num(self, nan, posinf, neginf)
+
+
 @decomposes("prims.collapse.default", "prims.collapse_view.default")
 def collapse(a: torch.Tensor, start: int, end: int) -> torch.Tensor:
     """Dims start..end (inclusive, as prims counts) merged into one."""

@@ -75,6 +75,28 @@ class Complex128(nn.Module):
         return torch.fft.fft(z) + x, (z * x).abs()
 
 
+class RunningLogSumExp(nn.Module):
+    """Complex logcumsumexp along the first and last dims: real parts far apart (a shift per
+    prefix), -inf terms first (torch's -inf + 0i start), wide imaginary parts (torch's branch,
+    not (-pi, pi]), complex128, a rank-0 input."""
+
+    def forward(self, z: torch.Tensor, wide: torch.Tensor, w: torch.Tensor, one: torch.Tensor):
+        return (torch.logcumsumexp(z, 0), torch.logcumsumexp(wide, -1), torch.logcumsumexp(w, 1),
+                torch.logcumsumexp(one, 0))
+
+
+class ComplexNanToNum(nn.Module):
+    """nan_to_num of complex values (each part alone), defaults and given values; the NaN and
+    infinities come from a product with a real number (promoted to x + 0i, as torch does)."""
+
+    def forward(self, z: torch.Tensor, w: torch.Tensor):
+        return (torch.nan_to_num(z), torch.nan_to_num(z * 2, nan=0.5, posinf=9.0, neginf=-9.0),
+                torch.nan_to_num(w + 1, nan=-1.0))
+
+
+_NOT_FINITE = torch.tensor([[float("nan"), 1.0], [float("inf"), -float("inf")], [2.0, 3.0]])
+
+
 def _generator() -> torch.Generator:
     return torch.Generator().manual_seed(30)
 
@@ -92,6 +114,12 @@ COMPLEX_CASES = {
     "rfft2_stft": (Spectra, lambda: (torch.randn(2, 32, generator=_generator()),)),
     "moves": (ComplexMoves, lambda: (_complex(3, 4),)),
     "spreads": (ComplexSpreads, lambda: (_complex(3, 5),)),
+    "logcumsumexp": (RunningLogSumExp, lambda: (
+        torch.complex(torch.tensor([-float("inf"), -float("inf"), 0.0, 1000.0, -1000.0, 5.0]), torch.arange(6.0)),
+        torch.complex(torch.randn(2, 30, generator=_generator()) * 3, torch.randn(2, 30, generator=_generator()) * 4),
+        _complex(2, 3, 4, dtype=torch.complex128), torch.tensor(0.5 - 2j))),
+    "nan_to_num": (ComplexNanToNum, lambda: (torch.complex(_NOT_FINITE, _NOT_FINITE.flip(0)),
+                                             torch.complex(_NOT_FINITE, _NOT_FINITE).to(torch.complex128))),
     "complex128": (Complex128, lambda: (_complex(6, dtype=torch.complex128), torch.randn(6, dtype=torch.float64))),
 }
 
@@ -209,12 +237,12 @@ def test_rducc_run_refuses_a_real_array_for_a_complex_input(tmp_path, capsys, sa
 
 
 def test_a_complex_op_without_a_pair_form_is_one_clear_error():
-    class RunningLogSumExp(nn.Module):
+    class Exponential(nn.Module):
         def forward(self, z: torch.Tensor) -> torch.Tensor:
-            return torch.logcumsumexp(z, 0)
+            return torch.linalg.matrix_exp(z)
 
-    with pytest.raises(UnsupportedOpsError, match=r"aten\.logcumsumexp\.default \(on complex values.*no pair form yet"):
-        rducc.compile(RunningLogSumExp(), (_complex(3),), opt_level=0)
+    with pytest.raises(UnsupportedOpsError, match=r"aten\.linalg_matrix_exp\.default \(on complex values.*no pair form"):
+        rducc.compile(Exponential(), (_complex(3, 3),), opt_level=0)
 
 
 # --- Python numbers ---------------------------------------------------------
