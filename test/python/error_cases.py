@@ -558,7 +558,7 @@ CASES: list[ErrorCase] = [
     ErrorCase("weights file given as model", RDUCC, ("{safetensors}", *OUT), "a safetensors weights file (weights only, no program)"),
     ErrorCase("no input", RDUCC, OUT, "no input file given"),
     # --- the model
-    ErrorCase("unsupported op", RDUCC, ("{unsupported}", *OUT), "operator rducc cannot import:\n  aten._local_scalar_dense.default (a tensor read back as a Python number used inside the graph (data-dependent)): 2 uses, first at"),
+    ErrorCase("unsupported op", RDUCC, ("{unsupported}", *OUT), "operator rducc cannot import:\n  aten._local_scalar_dense.default (a tensor read back as a Python number and passed to aten.elu.default as a Scalar: that op has no Tensor overload, and torch's decomposition of it does not keep the number a value (it computes with it in Python or branches on it)): 2 uses, first at"),
     ErrorCase("op with no chip lowering, with --no-host-ops", RDUCC, ("{host_op}", "--no-host-ops", *OUT),
               "1 operator rducc cannot import:\n  aten.linalg_qr.default: 1 use, first at"),
     ErrorCase("dynamic shapes without --shapes", RDUCC, ("{dynamic}", *OUT),
@@ -1081,7 +1081,8 @@ def _model_files(paths: dict[str, Path]) -> None:
     class UsesUnsupportedOps(nn.Module):
         def forward(self, x):
             slope, floor = x.abs().max().item(), x.min().item()
-            return nn.functional.leaky_relu(x, slope) - nn.functional.leaky_relu(x, floor) + torch.sort(x).values
+            elu = torch.ops.aten.elu.default
+            return elu(x, 2.0, slope) - elu(x, 2.0, floor) + torch.sort(x).values
 
     class Doubles(nn.Module):
         def forward(self, x):

@@ -268,6 +268,18 @@ class NumbersBesideTensors(nn.Module):
         return {"scaled": a * 2, "mean": total / a.numel(), "shifted": total - a.min().item()}
 
 
+class NumbersAsScalars(nn.Module):
+    """Numbers read with `.item()` passed to ops that take them only as a Scalar (no Tensor
+    overload): computed in the program as values, through torch's decomposition of each op."""
+
+    def forward(self, x: torch.Tensor, t: torch.Tensor, n: torch.Tensor):
+        slope, low, high = t[0].item(), t[1].item(), t[2].item()
+        F = nn.functional
+        return (F.leaky_relu(x, slope), F.elu(x, alpha=high), F.softplus(x, beta=high, threshold=high * 4),
+                F.celu(x, alpha=high), F.threshold(x, slope, low), F.hardshrink(x, high),
+                F.leaky_relu(x.double(), n.sum().item()), F.elu(x.bfloat16(), slope) * slope)
+
+
 def _dyadic(*shape: int, low: int = -40) -> torch.Tensor:
     """Floats whose sums are exact in any order: the numbers read are eager's, bit for bit."""
     return torch.randint(low, 40, shape, generator=_generator()).float() / 8
@@ -277,6 +289,8 @@ NUMBER_CASES = {
     "float": (FloatNumbers, lambda: (_dyadic(5), _dyadic(5, low=1))),
     "int": (IntNumbers, lambda: (torch.tensor([4, -9, 30]), torch.tensor([2, 5, 7]))),
     "structure": (NumbersBesideTensors, lambda: (_dyadic(2, 3),)),
+    "scalar_arguments": (NumbersAsScalars, lambda: (torch.randn(3, 4, generator=_generator()),
+                                                    torch.tensor([0.2, -1.0, 1.5]), torch.tensor([1, 2]))),
 }
 
 
@@ -296,12 +310,23 @@ def test_python_numbers_match_eager(opt_level):
                 assert g == pytest.approx(w, rel=1e-12, abs=1e-12), (case, g, w)
 
 
-def test_a_number_an_op_takes_as_a_scalar_with_no_tensor_form_stays_one_clear_error():
-    """`a * a.max().item()` and `torch.full((3,), a.max().item())` are computed in the program
-    (test_heldout_forms.py); `leaky_relu` has no overload taking its slope as a tensor: refused, one error."""
-    class Fill(nn.Module):
-        def forward(self, a: torch.Tensor) -> torch.Tensor:
-            return nn.functional.leaky_relu(a, a.max().item() + 1.0) * a
+def test_numbers_passed_as_scalars_are_values_for_every_input():
+    """Other numbers than the example's: the program computes with them (they are not constants)."""
+    module = NumbersAsScalars()
+    example = (torch.randn(3, 4, generator=_generator()), torch.tensor([0.2, -1.0, 1.5]), torch.tensor([1, 2]))
+    program = rducc.compile(module, example, opt_level=0)
+    other = (example[0] * 2, torch.tensor([0.7, -0.3, 0.5]), torch.tensor([-4, 1]))
+    for got, want in zip(program(*other), module(*other), strict=True):
+        torch.testing.assert_close(got, want, rtol=1e-2 if want.dtype == torch.bfloat16 else 1e-6, atol=1e-6)
 
-    with pytest.raises(RduccError, match="read back as a Python number|data-dependent|cannot import"):
-        rducc.compile(Fill(), (torch.randn(3),), opt_level=0)
+
+def test_a_number_an_op_takes_as_a_scalar_with_no_tensor_form_stays_one_clear_error():
+    """`a * a.max().item()`, `torch.full((3,), a.max().item())` and `leaky_relu(a, a.max().item())` are
+    computed in the program; `elu`'s decomposition multiplies its scale by alpha in Python, so a number
+    read as the scale is refused, one error naming the op."""
+    class Scaled(nn.Module):
+        def forward(self, a: torch.Tensor) -> torch.Tensor:
+            return torch.ops.aten.elu.default(a, 2.0, a.max().item()) * a
+
+    with pytest.raises(RduccError, match=r"passed to aten\.elu\.default as a Scalar: that op has no Tensor overload"):
+        rducc.compile(Scaled(), (torch.randn(3),), opt_level=0)
