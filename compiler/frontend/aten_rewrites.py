@@ -294,6 +294,21 @@ def linalg_slogdet(a: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor, torch.T
     return sign * diagonal.sign().prod(-1), diagonal.abs().log().sum(-1), lu, pivots
 
 
+@decomposes("aten.linalg_matrix_exp.default")
+def linalg_matrix_exp(a: torch.Tensor) -> Any:
+    """Of complex matrices A + iB: the exponential of the real block matrix [[A, -B], [B, A]] (the
+    same algebra: its exponential is [[E_r, -E_i], [E_i, E_r]] for exp(A + iB) = E_r + i E_i), which
+    is torch's own real kernel on the host, as a real matrix's is (`rdu.host_call`); a real one is
+    left as it is."""
+    if not a.is_complex():
+        return NotImplemented
+    real, imag = a.real, a.imag
+    block = torch.cat([torch.cat([real, -imag], -1), torch.cat([imag, real], -1)], -2)
+    exponential = aten.linalg_matrix_exp.default(block)
+    n = a.shape[-1]
+    return torch.complex(exponential[..., :n, :n], exponential[..., n:, :n])
+
+
 def _info(a: torch.Tensor) -> torch.Tensor:
     """LAPACK's per-matrix status: 0 (rducc does not check for singular input)."""
     return torch.zeros(a.shape[:-2], dtype=torch.int32, device=a.device)
@@ -398,7 +413,8 @@ def triangular_solve(b: torch.Tensor, a: torch.Tensor, upper: bool = True, trans
 
 
 def _cholesky(a: torch.Tensor) -> torch.Tensor:
-    """The lower Cholesky factor, column by column over the static size."""
+    """The lower Cholesky factor (a = L L^H), column by column over the static size; of a complex
+    matrix, its diagonal real (the square root of the real part, as LAPACK's)."""
     n = a.shape[-1]
     if n == 0:
         return a.clone()
@@ -408,8 +424,9 @@ def _cholesky(a: torch.Tensor) -> torch.Tensor:
         rest = a[..., :, j]
         if columns:
             done = torch.stack(columns, -1)
-            rest = rest - (done * done[..., j : j + 1, :]).sum(-1)
-        diagonal = rest[..., j : j + 1].sqrt()
+            rest = rest - (done * done[..., j : j + 1, :].conj()).sum(-1)
+        pivot = rest[..., j : j + 1]
+        diagonal = pivot.real.sqrt().to(a.dtype) if a.is_complex() else pivot.sqrt()
         columns.append(torch.where(rows > j, rest / diagonal, torch.where(rows == j, diagonal, 0.0)))
     return torch.stack(columns, -1)
 
@@ -417,21 +434,21 @@ def _cholesky(a: torch.Tensor) -> torch.Tensor:
 @decomposes("aten.linalg_cholesky_ex.default")
 def linalg_cholesky_ex(a: torch.Tensor, upper: bool = False, check_errors: bool = False) -> Any:
     factor = _cholesky(a)
-    return (factor.mT if upper else factor), _info(a)
+    return (factor.mH if upper else factor), _info(a)
 
 
 @decomposes("aten.cholesky.default")
 def cholesky(a: torch.Tensor, upper: bool = False) -> torch.Tensor:
     factor = _cholesky(a)
-    return factor.mT if upper else factor
+    return factor.mH if upper else factor
 
 
 @decomposes("aten.cholesky_solve.default")
 def cholesky_solve(b: torch.Tensor, factor: torch.Tensor, upper: bool = False) -> torch.Tensor:
-    """x with (L L^T) x = b, from the factor L (or U = L^T with `upper`)."""
-    lower = factor.mT if upper else factor
+    """x with (L L^H) x = b, from the factor L (or U = L^H with `upper`)."""
+    lower = factor.mH if upper else factor
     lower, b = _batched(lower, b)
-    return _substitute(lower.mT, _substitute(lower, b, lower=True, unit=False), lower=False, unit=False)
+    return _substitute(lower.mH, _substitute(lower, b, lower=True, unit=False), lower=False, unit=False)
 
 
 @decomposes("aten.cholesky_inverse.default")

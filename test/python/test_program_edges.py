@@ -94,6 +94,18 @@ class ComplexNanToNum(nn.Module):
                 torch.nan_to_num(w + 1, nan=-1.0))
 
 
+class ComplexMatrices(nn.Module):
+    """The matrix exponential of complex matrices (scaling by a count read from the data, then
+    squaring), of small and large norm, batched, complex128; the Cholesky factor of a Hermitian
+    matrix (L L^H, upper too) and a solve with it."""
+
+    def forward(self, z: torch.Tensor, w: torch.Tensor, b: torch.Tensor):
+        hermitian = z @ z.mH + 3 * torch.eye(3)
+        return (torch.linalg.matrix_exp(z * 0.3), torch.linalg.matrix_exp(z * 3), torch.linalg.matrix_exp(w),
+                torch.linalg.cholesky(hermitian), torch.linalg.cholesky(hermitian, upper=True),
+                torch.cholesky_solve(b, torch.linalg.cholesky(hermitian)))
+
+
 _NOT_FINITE = torch.tensor([[float("nan"), 1.0], [float("inf"), -float("inf")], [2.0, 3.0]])
 
 
@@ -120,6 +132,7 @@ COMPLEX_CASES = {
         _complex(2, 3, 4, dtype=torch.complex128), torch.tensor(0.5 - 2j))),
     "nan_to_num": (ComplexNanToNum, lambda: (torch.complex(_NOT_FINITE, _NOT_FINITE.flip(0)),
                                              torch.complex(_NOT_FINITE, _NOT_FINITE).to(torch.complex128))),
+    "matrices": (ComplexMatrices, lambda: (_complex(3, 3), _complex(2, 4, 4, dtype=torch.complex128), _complex(3, 2))),
     "complex128": (Complex128, lambda: (_complex(6, dtype=torch.complex128), torch.randn(6, dtype=torch.float64))),
 }
 
@@ -237,12 +250,12 @@ def test_rducc_run_refuses_a_real_array_for_a_complex_input(tmp_path, capsys, sa
 
 
 def test_a_complex_op_without_a_pair_form_is_one_clear_error():
-    class Exponential(nn.Module):
+    class Factored(nn.Module):
         def forward(self, z: torch.Tensor) -> torch.Tensor:
-            return torch.linalg.matrix_exp(z)
+            return torch.linalg.qr(z)[1]
 
-    with pytest.raises(UnsupportedOpsError, match=r"aten\.linalg_matrix_exp\.default \(on complex values.*no pair form"):
-        rducc.compile(Exponential(), (_complex(3, 3),), opt_level=0)
+    with pytest.raises(UnsupportedOpsError, match=r"aten\.linalg_qr\.default \(on complex values.*no pair form"):
+        rducc.compile(Factored(), (_complex(3, 3),), opt_level=0)
 
 
 # --- Python numbers ---------------------------------------------------------
