@@ -294,21 +294,6 @@ def linalg_slogdet(a: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor, torch.T
     return sign * diagonal.sign().prod(-1), diagonal.abs().log().sum(-1), lu, pivots
 
 
-@decomposes("aten.linalg_matrix_exp.default")
-def linalg_matrix_exp(a: torch.Tensor) -> Any:
-    """Of complex matrices A + iB: the exponential of the real block matrix [[A, -B], [B, A]] (the
-    same algebra: its exponential is [[E_r, -E_i], [E_i, E_r]] for exp(A + iB) = E_r + i E_i), which
-    is torch's own real kernel on the host, as a real matrix's is (`rdu.host_call`); a real one is
-    left as it is."""
-    if not a.is_complex():
-        return NotImplemented
-    real, imag = a.real, a.imag
-    block = torch.cat([torch.cat([real, -imag], -1), torch.cat([imag, real], -1)], -2)
-    exponential = aten.linalg_matrix_exp.default(block)
-    n = a.shape[-1]
-    return torch.complex(exponential[..., :n, :n], exponential[..., n:, :n])
-
-
 def _info(a: torch.Tensor) -> torch.Tensor:
     """LAPACK's per-matrix status: 0 (rducc does not check for singular input)."""
     return torch.zeros(a.shape[:-2], dtype=torch.int32, device=a.device)

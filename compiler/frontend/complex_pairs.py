@@ -8,7 +8,8 @@ with a trailing dim of 2 (real, imaginary), the layout `view_as_real` gives.
 `log2`, `log10`, `log1p`, `sqrt`, `rsqrt`, `tanh`, `tan`, `sin`, `cos`, `sinh`, `cosh`, `asin`, `acos`, `atan`,
 `asinh`, `acosh`, `atanh`, `sigmoid`, `pow` by a
 real number or a tensor, `==`/`!=`, `isfinite`/`isnan`/`isinf`, `where`, `mm`/`bmm` as real matmuls,
-`torch.complex`, `prod`/`cumprod` in polar form, `cumsum`, `logcumsumexp`), layout ops, sums and means act on the pair; an op
+`torch.complex`, `prod`/`cumprod` in polar form, `cumsum`, `logcumsumexp`, `linalg_matrix_exp` through
+the real block matrix [[A, -B], [B, A]]), layout ops, sums and means act on the pair; an op
 with no rule of its own acts on each part alone where that is what it means: a view by its schema (`diagonal`,
 `unfold`, `split`'s pieces; not `as_strided` or `view(dtype)`, which read storage), an op that moves or zeroes
 elements (`roll`, `tril`, `gather`, ...) and one that places or adds every complex operand through real
@@ -889,6 +890,21 @@ def _torch_branch(b: _Builder, real: Node, imag: Node, result_real: Node, angle:
     unwrapped = b(aten.add.Tensor, steps, b(aten.gather.default, base, dim, last))
     nothing = b(aten.eq.Scalar, result_real, float("-inf"))
     return b(aten.where.self, nothing, b(aten.zeros_like.default, unwrapped), unwrapped)
+
+
+@_rule(aten.linalg_matrix_exp.default)
+def _matrix_exp(b: _Builder, node: Node, pairs: dict[Node, Node]) -> Node:
+    """exp(A + iB) from the real block matrix [[A, -B], [B, A]] (the same algebra: its exponential is
+    [[E_r, -E_i], [E_i, E_r]] for exp(A + iB) = E_r + i E_i), whose exponential is a real matrix's
+    (torch's own kernel on the host, `rdu.host_call`, as a real matrix's is)."""
+    pair = pairs[_args(node)[0]]
+    real, imag = b.real(pair), b.imag(pair)
+    block = b(aten.cat.default, [b(aten.cat.default, [real, b(aten.neg.default, imag)], -1),
+                                 b(aten.cat.default, [imag, real], -1)], -2)
+    exponential = b(aten.linalg_matrix_exp.default, block)
+    n = int(node.meta["val"].shape[-1])
+    left = b(aten.slice.Tensor, exponential, -1, 0, n)
+    return b.pack(b(aten.slice.Tensor, left, -2, 0, n), b(aten.slice.Tensor, left, -2, n, 2 * n))
 
 
 # --------------------------------------------------------------------------
