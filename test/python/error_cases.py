@@ -68,8 +68,6 @@ INPUTS: dict[str, tuple[str, str]] = {
     "dynamic": ("dynamic.pt2", "a model exported with a dynamic batch dimension"),
     "buckets": ("buckets.mlir", "dynamic.pt2 compiled with --shapes batch=2,4 (inputs [2, 8] and [4, 8])"),
     "resize_grow": ("resize_grow.pt2", "a model resizing a tensor to more elements (x.clone().resize_(5, 5))"),
-    "data_dependent": ("unique_rows.pt2", "a model whose output size depends on the data "
-                       "(torch._unique(x))"),
     "sized_program": ("nonzero.mlir", "torch.nonzero of a [4, 8] input compiled for its example (3 nonzeros)"),
     "other_count": ("five_nonzeros.npy", "a [4, 8] input with 5 nonzeros"),
     "repeats_program": ("repeats.mlir", "rows.repeat_interleave(r, dim=0) with torch._check(total <= 6): capacity 6"),
@@ -88,7 +86,7 @@ INPUTS: dict[str, tuple[str, str]] = {
     "even_three": ("n_3.npy", "n = 3 (odd)"),
     "even_rows": ("even_rows.npy", "a [6, 2] float32 input"),
     "at_least_two": ("at_least_two.pt2", "y[:n.item()].sum(0) with torch._check(n.item() >= 2) and <= 6"),
-    "complex": ("complex.pt2", "a model taking a complex64 input and computing its running logsumexp (no pair form)"),
+    "complex": ("complex.pt2", "a model taking a complex64 input and computing its QR factorization (no pair form)"),
     "sparse_inside": ("sparse_inside.pt2", "a model adding 1 to the dense form of its input's `to_sparse()`"),
     "hash_f64": ("hash_f64.pt2", "a model returning `torch.hash_tensor` of its float64 input"),
     "loss_model": ("loss.pt2", "an MLP whose forward returns its cross-entropy loss (a model to train)"),
@@ -589,7 +587,6 @@ CASES: list[ErrorCase] = [
               "--pad-dims: the program has no dynamic dim 'seq'; its dynamic dims are batch"),
     ErrorCase("--import-module of a missing module", RDUCC, ("{model}", "--import-module", "no_such_module_for_rducc", *OUT),
               "--import-module no_such_module_for_rducc: cannot import it (ModuleNotFoundError: No module named"),
-    ErrorCase("data-dependent shapes", RDUCC, ("{data_dependent}", *OUT), "data-dependent shape on '_unique'"),
     ErrorCase("resize to more elements", RDUCC, ("{resize_grow}", *OUT), "resize to 25 elements from 12 (the new ones would be uninitialized memory)"),
     ErrorCase("rducc-run: another data-dependent size than compiled for", RUN,
               ("{sized_program}", "--input", "{other_count}", "--output", "out.npz"),
@@ -1099,11 +1096,6 @@ def _model_files(paths: dict[str, Path]) -> None:
 
     rducc.compile(str(paths["dynamic"]), shapes={"batch": [2, 4]}, opt_level=0).save(paths["buckets"])
     _export(ComplexScale(), (torch.randn(4, 4, dtype=torch.complex64),), paths["complex"])
-    class UniqueRows(nn.Module):
-        def forward(self, x):
-            return torch._unique(x)[0]
-
-    _export(UniqueRows(), (torch.randn(4, 8),), paths["data_dependent"])
 
     class SparseInside(nn.Module):
         def forward(self, x):

@@ -355,7 +355,8 @@ def test_list_ops():
     assert ops == sorted(set(ops))
     assert all(re.fullmatch(r"(aten|prims|quantized_decomposed|transformers)\.\w+\.\w+", op) for op in ops), ops
     assert "aten.nonzero.default" in ops  # a data-dependent size: compiled for the example's, checked at run time
-    assert "aten._unique.default" not in ops  # no fixed-size form: refused
+    assert "aten._unique.default" in ops  # torch._unique: compiled as unique(sorted=True) for the example's count
+    assert "aten.unique_dim_consecutive.default" not in ops  # no form of its own (torch.export refuses it)
     assert result.stderr == ""
 
 

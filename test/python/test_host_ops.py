@@ -194,15 +194,26 @@ def test_rducc_warns_once_and_refuses_with_no_host_ops(small, tmp_path: Path,
     assert not out.exists()
 
 
-def test_data_dependent_shapes_stay_refused() -> None:
-    """torch's older `_unique` overload has no fixed-size form (nonzero, masks, sorted
-    `unique`, `unique(dim=d)` and `unique_consecutive` compile for the example's size,
-    checked at run time: test_data_sizes.py)."""
-    class Unique(torch.nn.Module):
-        def forward(self, x):
-            return torch._unique(x)[0]
+@torch.library.custom_op("rducc_test_host_ops::positives", mutates_args=())
+def positives(x: torch.Tensor) -> torch.Tensor:
+    """The positive elements, by numpy (not traceable): a result of data-dependent size."""
+    return torch.from_numpy(x.numpy()[x.numpy() > 0].copy())
 
-    exported = torch.export.export(Unique(), (torch.tensor([[1.0, 0.0], [2.0, 2.0]]),))
+
+@positives.register_fake
+def _positives_fake(x: torch.Tensor) -> torch.Tensor:
+    return x.new_empty(torch.library.get_ctx().new_dynamic_size())
+
+
+def test_data_dependent_shapes_stay_refused() -> None:
+    """An op of data-dependent result size with no static form (a custom op here; nonzero, masks,
+    `unique` and `unique_consecutive` compile for the example's size, checked at run time:
+    test_data_sizes.py) is not sent to the host: its result's size is not known."""
+    class Positives(torch.nn.Module):
+        def forward(self, x):
+            return positives(x) * 2
+
+    exported = torch.export.export(Positives(), (torch.tensor([[1.0, 0.0], [2.0, 2.0]]),))
     with pytest.raises(RduccError, match="data-dependent shape"):
         rducc.compile(exported)
 
