@@ -395,7 +395,7 @@ def _decompose(ep: ExportedProgram, capacity: int | None) -> ExportedProgram:
     if has_complex(result):
         lower_complex(result)
     if has_python_numbers(result):
-        lower_python_numbers(result)
+        lower_python_numbers(result, table)
     lower_output_edges(result, sparse)
     return result
 

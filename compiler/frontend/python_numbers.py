@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import math
 import operator
+from collections.abc import Callable
 from typing import Any
 
 import torch
@@ -58,6 +59,8 @@ _COMPARISONS = (aten.lt.Tensor, aten.le.Tensor, aten.gt.Tensor, aten.ge.Tensor, 
 _ROUNDING = (aten.floor.default, aten.ceil.default, aten.trunc.default)
 """Ops computed on the float operand, then cast to the (int) result."""
 _READS = (aten._local_scalar_dense.default, aten.item.default)
+Table = dict[Any, Callable[..., Any]]
+"""A decomposition table: op overload to its decomposition."""
 
 
 def _dtype_of(value: Any) -> torch.dtype | None:
@@ -194,7 +197,7 @@ def _as_tensor_operand(emit: NodeEmitter, user: Node, number: Node, tensors: dic
     return emit(user, aten._to_copy.default, tensor, dtype=dtype)
 
 
-def _pass_numbers_as_tensors(emit: NodeEmitter, node: Node, tensors: dict[Node, Node]) -> None:
+def _pass_numbers_as_tensors(emit: NodeEmitter, node: Node, tensors: dict[Node, Node], table: Table) -> None:
     """Replace each Python number `node` takes as a Tensor argument by its rank-0 tensor
     (first switching a Scalar overload to its Tensor form, when the op has one)."""
     if _needs_tensor_overload(node) and (overload := _tensor_overload(node)) is not None:
@@ -202,7 +205,7 @@ def _pass_numbers_as_tensors(emit: NodeEmitter, node: Node, tensors: dict[Node, 
     elif _needs_tensor_overload(node) and _fill_argument(node) is not None:
         _fill_from_number(emit, node, tensors)
         return
-    elif _needs_tensor_overload(node) and _decompose_with_number_tensors(emit, node, tensors):
+    elif _needs_tensor_overload(node) and _decompose_with_number_tensors(emit, node, tensors, table):
         return
     args, kwargs = list(node.args), dict(node.kwargs)
     for key in _number_args(node):
@@ -216,7 +219,7 @@ def _pass_numbers_as_tensors(emit: NodeEmitter, node: Node, tensors: dict[Node, 
     node.args, node.kwargs = tuple(args), kwargs
 
 
-def _decompose_with_number_tensors(emit: NodeEmitter, node: Node, tensors: dict[Node, Node]) -> bool:
+def _decompose_with_number_tensors(emit: NodeEmitter, node: Node, tensors: dict[Node, Node], table: Table) -> bool:
     """`node` (an op taking a number as a Scalar, with no Tensor overload: `leaky_relu(x, a)`,
     `elu(x, alpha=a)`, `hardtanh(x, lo, hi)`, `softplus(x, beta)`) replaced by torch's own
     decomposition of its op, whose ops take the number where the op did, each then given its
@@ -229,7 +232,7 @@ def _decompose_with_number_tensors(emit: NodeEmitter, node: Node, tensors: dict[
     numbers = [n for n in node.all_input_nodes if n in tensors and _is_number(n)]
     if not numbers or any(_dtype_of(n.meta["val"]) is torch.bool for n in numbers):
         return False
-    first, second = (_traced_with(node, numbers, stand_ins) for stand_ins in _STAND_INS)
+    first, second = (_traced_with(node, numbers, stand_ins, table) for stand_ins in _STAND_INS)
     if first is None or second is None:
         return False
     places = _number_places(first, second, numbers)
@@ -238,7 +241,7 @@ def _decompose_with_number_tensors(emit: NodeEmitter, node: Node, tensors: dict[
     added = _splice_numbers(node, first, places)
     for made in added:
         if _number_args(made) or _needs_tensor_overload(made):
-            _pass_numbers_as_tensors(emit, made, tensors)
+            _pass_numbers_as_tensors(emit, made, tensors, table)
     return True
 
 
@@ -253,14 +256,16 @@ def _stand_in(number: Node, value: float) -> float | int:
     return value if _dtype_of(number.meta["val"]) is torch.float64 else int(value * 1000003) | 1
 
 
-def _traced_with(node: Node, numbers: list[Node], stand_ins: tuple[float, ...]) -> torch.fx.GraphModule | None:
-    """torch's decomposition of `node`'s op traced on its tensors' fake values, `numbers` as constants."""
+def _traced_with(node: Node, numbers: list[Node], stand_ins: tuple[float, ...],
+                 table: Table) -> torch.fx.GraphModule | None:
+    """torch's decomposition of `node`'s op traced on its tensors' fake values, `numbers` as constants
+    (what it calls decomposed by `table`, the program's decomposition table)."""
     from torch._decomp import decomposition_table as torch_table
     from torch._guards import detect_fake_mode
     from torch.fx.experimental.proxy_tensor import make_fx
 
-    from rducc.frontend.decompositions import default_table
-
+    if not isinstance(node.target, torch._ops.OpOverload):
+        return None
     decomposition = torch_table.get(node.target)
     if decomposition is None or len(numbers) > len(stand_ins):
         return None
@@ -278,7 +283,7 @@ def _traced_with(node: Node, numbers: list[Node], stand_ins: tuple[float, ...]) 
 
     try:
         with mode:
-            traced = make_fx(call, decomposition_table=default_table())(*fakes)
+            traced = make_fx(call, decomposition_table=table)(*fakes)
     except Exception:  # noqa: BLE001 - torch raises many kinds from inside its tracer
         return None
     ops = [n for n in traced.graph.nodes if n.op not in ("placeholder", "output")]
@@ -320,7 +325,8 @@ def _number_places(first: torch.fx.GraphModule, second: torch.fx.GraphModule, nu
 
 def _splice_numbers(node: Node, traced: torch.fx.GraphModule, places: Places) -> list[Node]:
     """`traced`'s ops in `node`'s place, each number put back where it stood in; the ops added."""
-    graph, env, added = node.graph, {}, []
+    graph, added = node.graph, []
+    env: dict[Node, Node] = {}
     tensor_inputs = [n for n in node.all_input_nodes if n not in places.values()]
     placeholders = [n for n in traced.graph.nodes if n.op == "placeholder"]
     env.update(zip(placeholders, tensor_inputs))
@@ -374,8 +380,9 @@ def _fill_from_number(emit: NodeEmitter, node: Node, tensors: dict[Node, Node]) 
     node.graph.erase_node(node)
 
 
-def lower_python_numbers(ep: ExportedProgram) -> None:
-    """Rewrite (in place) the graph's arithmetic on Python numbers as rank-0 tensor ops."""
+def lower_python_numbers(ep: ExportedProgram, table: Table) -> None:
+    """Rewrite (in place) the graph's arithmetic on Python numbers as rank-0 tensor ops (`table`: the
+    decomposition table the program was decomposed with)."""
     graph = ep.graph
     mode = next(n.meta["val"].fake_mode for n in graph.nodes if isinstance(n.meta.get("val"), torch.Tensor)
                 and hasattr(n.meta["val"], "fake_mode"))
@@ -388,7 +395,7 @@ def lower_python_numbers(ep: ExportedProgram) -> None:
                 tensors[node] = _tensor_of_read(emit, node)
             continue
         if _number_args(node) or _needs_tensor_overload(node):
-            _pass_numbers_as_tensors(emit, node, tensors)
+            _pass_numbers_as_tensors(emit, node, tensors, table)
             continue
         if not _is_number_op(node) or not all(a in tensors for a in node.all_input_nodes):
             continue
