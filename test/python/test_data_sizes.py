@@ -14,6 +14,7 @@ from collections.abc import Callable
 
 import pytest
 import torch
+from data_sized_op import positives
 from torch import nn
 
 import rducc
@@ -175,17 +176,6 @@ def test_data_sizes_match_eager_and_other_sizes_are_errors(opt_level: int) -> No
     for cuts in ([2, 2], [0, 3], [2, 1], [-1, 5]):  # other split points: the slices' bounds read at run time,
         inputs[at + 1] = torch.tensor(cuts)  # as Python slices (empty, reversed, negative, past the end)
         _assert_matches(program(*inputs), module(*inputs))
-
-
-@torch.library.custom_op("rducc_test_data_sizes::positives", mutates_args=())
-def positives(x: torch.Tensor) -> torch.Tensor:
-    """The positive elements, by numpy: an op of data-dependent size rducc has no static form for."""
-    return torch.from_numpy(x.numpy()[x.numpy() > 0].copy())
-
-
-@positives.register_fake
-def _positives_fake(x: torch.Tensor) -> torch.Tensor:
-    return x.new_empty(torch.library.get_ctx().new_dynamic_size())
 
 
 def test_a_size_op_without_a_static_form_stays_one_clear_error() -> None:

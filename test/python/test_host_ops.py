@@ -14,6 +14,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 import torch
+from data_sized_op import positives
 from test_mapping import parse_module
 
 import rducc
@@ -192,17 +193,6 @@ def test_rducc_warns_once_and_refuses_with_no_host_ops(small, tmp_path: Path,
     err = capsys.readouterr().err
     assert "rducc: error: the model uses 2 operators rducc cannot import" in err and "Traceback" not in err
     assert not out.exists()
-
-
-@torch.library.custom_op("rducc_test_host_ops::positives", mutates_args=())
-def positives(x: torch.Tensor) -> torch.Tensor:
-    """The positive elements, by numpy (not traceable): a result of data-dependent size."""
-    return torch.from_numpy(x.numpy()[x.numpy() > 0].copy())
-
-
-@positives.register_fake
-def _positives_fake(x: torch.Tensor) -> torch.Tensor:
-    return x.new_empty(torch.library.get_ctx().new_dynamic_size())
 
 
 def test_data_dependent_shapes_stay_refused() -> None:
