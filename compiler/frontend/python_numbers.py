@@ -10,7 +10,10 @@ computes; bool: bool). The outputs keep their SymInt/SymFloat signature, so
 A number that a tensor op takes where its schema takes a Tensor (`x * a` with
 `a = t.item()` a float: `aten.mul.Tensor(x, a)`) is its rank-0 tensor in the
 dtype torch computes the op in (`torch.result_type` of the op's tensor and the
-number), so that the promotion is the one a Python number gets.
+number), so that the promotion is the one a Python number gets. One an op takes
+as a Scalar with no Tensor overload (`leaky_relu(x, a)`, `elu(x, alpha=a)`) goes
+through torch's own decomposition of that op (`_decompose_with_number_tensors`),
+whose ops then take it as above.
 """
 
 from __future__ import annotations
@@ -199,7 +202,8 @@ def _as_tensor_operand(emit: NodeEmitter, user: Node, number: Node, tensors: dic
 
 def _pass_numbers_as_tensors(emit: NodeEmitter, node: Node, tensors: dict[Node, Node], table: Table) -> None:
     """Replace each Python number `node` takes as a Tensor argument by its rank-0 tensor
-    (first switching a Scalar overload to its Tensor form, when the op has one)."""
+    (first switching a Scalar overload to its Tensor form, when the op has one; a fill value
+    expanded; else `node` replaced by its op's decomposition, where the number is a value)."""
     if _needs_tensor_overload(node) and (overload := _tensor_overload(node)) is not None:
         node.target = overload
     elif _needs_tensor_overload(node) and _fill_argument(node) is not None:
