@@ -343,3 +343,35 @@ def test_a_number_an_op_takes_as_a_scalar_with_no_tensor_form_stays_one_clear_er
 
     with pytest.raises(RduccError, match=r"passed to aten\.elu\.default as a Scalar: that op has no Tensor overload"):
         rducc.compile(Scaled(), (torch.randn(3),), opt_level=0)
+
+
+class ScalarSlopes(nn.Module):
+    """A training step whose activations take numbers read with `.item()` as their slope and alpha."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.lin = nn.Linear(4, 4)
+
+    def forward(self, x: torch.Tensor, t: torch.Tensor, y: torch.Tensor) -> torch.Tensor:
+        h = self.lin(x)
+        h = nn.functional.leaky_relu(h, t[0].item()) + nn.functional.elu(h, alpha=t[1].item())
+        return ((h - y) ** 2).mean()
+
+
+@pytest.mark.parametrize("opt_level", [0, 2])
+def test_numbers_passed_as_scalars_train_as_eager(opt_level):
+    """Their gradients: one SGD step's loss and parameters are eager's."""
+    torch.manual_seed(0)
+    model, reference = ScalarSlopes(), ScalarSlopes()
+    reference.load_state_dict(model.state_dict())
+    x, t, y = torch.randn(3, 4, generator=_generator()), torch.tensor([0.2, 0.7]), torch.randn(3, 4)
+    program = rducc.compile_training(model, (x, t, y), optimizer=torch.optim.SGD(model.parameters(), lr=0.1),
+                                     opt_level=opt_level)
+    loss = program.step(x, t, y)
+    optimizer = torch.optim.SGD(reference.parameters(), lr=0.1)
+    want = reference(x, t, y)
+    want.backward()
+    optimizer.step()
+    torch.testing.assert_close(torch.as_tensor(float(loss)), want.detach())
+    for name, value in program.parameters().items():
+        torch.testing.assert_close(value, dict(reference.named_parameters())[name.removeprefix("model.")].detach())
