@@ -174,8 +174,8 @@ def complex_dtype_of(real: np.dtype) -> np.dtype:
 
 def complex_to_pair(array: np.ndarray) -> np.ndarray:
     """A complex array as its real pair (trailing dim 2: real, imaginary), `view_as_real`'s layout."""
-    contiguous = np.ascontiguousarray(array)
-    return contiguous.view(contiguous.real.dtype).reshape(*contiguous.shape, 2)
+    contiguous = np.ascontiguousarray(array)  # at least 1-d: a rank-0 array's pair is [2]
+    return contiguous.view(contiguous.real.dtype).reshape(*np.shape(array), 2)
 
 
 def pair_to_complex(array: np.ndarray) -> np.ndarray:

@@ -44,8 +44,27 @@ def convert_reshape(g: GraphImporter, node: torch.fx.Node) -> SSAValue:
 
 def _check_scalar_read(node: torch.fx.Node) -> str | None:
     dropped = assertion_only_nodes(node.graph)
-    if any(user.op != "output" and user not in dropped for user in node.users):
-        return "a tensor read back as a Python number used inside the graph (data-dependent)"
+    if not any(user.op != "output" and user not in dropped for user in node.users):
+        return None
+    taker = _op_taking_number(node)
+    if taker is not None:
+        return (f"a tensor read back as a Python number and passed to {taker.target} as a Scalar: that op has no "
+                "Tensor overload, and torch's decomposition of it does not keep the number a value (it computes "
+                "with it in Python or branches on it)")
+    return "a tensor read back as a Python number used inside the graph (data-dependent)"
+
+
+def _op_taking_number(read: torch.fx.Node) -> torch.fx.Node | None:
+    """The first ATen op that takes `read`'s number, directly or through Python arithmetic on it."""
+    pending, seen = list(read.users), set()
+    while pending:
+        user = pending.pop(0)
+        if user in seen or user.op != "call_function":
+            continue
+        seen.add(user)
+        if isinstance(user.target, torch._ops.OpOverload) and user.target.namespace == "aten":
+            return user
+        pending += list(user.users)
     return None
 
 

@@ -398,7 +398,8 @@ def triangular_solve(b: torch.Tensor, a: torch.Tensor, upper: bool = True, trans
 
 
 def _cholesky(a: torch.Tensor) -> torch.Tensor:
-    """The lower Cholesky factor, column by column over the static size."""
+    """The lower Cholesky factor (a = L L^H), column by column over the static size; of a complex
+    matrix, its diagonal real (the square root of the real part, as LAPACK's)."""
     n = a.shape[-1]
     if n == 0:
         return a.clone()
@@ -408,8 +409,9 @@ def _cholesky(a: torch.Tensor) -> torch.Tensor:
         rest = a[..., :, j]
         if columns:
             done = torch.stack(columns, -1)
-            rest = rest - (done * done[..., j : j + 1, :]).sum(-1)
-        diagonal = rest[..., j : j + 1].sqrt()
+            rest = rest - (done * done[..., j : j + 1, :].conj()).sum(-1)
+        pivot = rest[..., j : j + 1]
+        diagonal = pivot.real.sqrt().to(a.dtype) if a.is_complex() else pivot.sqrt()
         columns.append(torch.where(rows > j, rest / diagonal, torch.where(rows == j, diagonal, 0.0)))
     return torch.stack(columns, -1)
 
@@ -417,21 +419,21 @@ def _cholesky(a: torch.Tensor) -> torch.Tensor:
 @decomposes("aten.linalg_cholesky_ex.default")
 def linalg_cholesky_ex(a: torch.Tensor, upper: bool = False, check_errors: bool = False) -> Any:
     factor = _cholesky(a)
-    return (factor.mT if upper else factor), _info(a)
+    return (factor.mH if upper else factor), _info(a)
 
 
 @decomposes("aten.cholesky.default")
 def cholesky(a: torch.Tensor, upper: bool = False) -> torch.Tensor:
     factor = _cholesky(a)
-    return factor.mT if upper else factor
+    return factor.mH if upper else factor
 
 
 @decomposes("aten.cholesky_solve.default")
 def cholesky_solve(b: torch.Tensor, factor: torch.Tensor, upper: bool = False) -> torch.Tensor:
-    """x with (L L^T) x = b, from the factor L (or U = L^T with `upper`)."""
-    lower = factor.mT if upper else factor
+    """x with (L L^H) x = b, from the factor L (or U = L^H with `upper`)."""
+    lower = factor.mH if upper else factor
     lower, b = _batched(lower, b)
-    return _substitute(lower.mT, _substitute(lower, b, lower=True, unit=False), lower=False, unit=False)
+    return _substitute(lower.mH, _substitute(lower, b, lower=True, unit=False), lower=False, unit=False)
 
 
 @decomposes("aten.cholesky_inverse.default")
@@ -731,6 +733,17 @@ def index_fill(self: torch.Tensor, dim: int, index: torch.Tensor, value: Any) ->
     else:
         fill = torch.full(shape, value, dtype=table.dtype, device=table.device)
     return aten.scatter.src(table, dim, _rows_index(table, dim, rows, fill), fill).reshape(self.shape)
+
+
+@decomposes("aten.nan_to_num.default")
+def nan_to_num(self: torch.Tensor, nan: float | None = None, posinf: float | None = None,
+               neginf: float | None = None) -> torch.Tensor:
+    """torch's decomposition; of a complex tensor, that of its real and imaginary parts each (as
+    torch's kernel computes it: torch's decomposition refuses complex), on their real pairs."""
+    if self.is_complex():
+        parts = aten.nan_to_num.default(torch.view_as_real(self), nan, posinf, neginf)
+        return torch.view_as_complex(parts)
+    return torch._refs.nan_to_num(self, nan, posinf, neginf)
 
 
 @decomposes("prims.collapse.default", "prims.collapse_view.default")

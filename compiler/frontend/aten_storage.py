@@ -1,5 +1,6 @@
 """Views of a tensor's storage: `view.dtype` (its bits read as another type) and
-the `prims` reductions torch's decomposition leaves (`prims.prod`).
+the `prims` reductions torch's decomposition leaves (`prims.prod`, `prims.xor_sum`) and its view prims
+(`transpose`, `squeeze`, `broadcast_in_dim`, `split_dim`, `view_of`) as the ATen views they are.
 
 `x.view(dtype)` of the same element size is a bitcast of every element (an
 `arith.bitcast` in an `rdu.map`; bool is the byte 0 or 1). Of another element
@@ -99,6 +100,51 @@ def prims_prod(inp: torch.Tensor, dims: Sequence[int] | None, *, output_dtype: t
                       reverse=True):
         result = aten.prod.dim_int(result, dim)
     return result
+
+
+@decomposes("prims.xor_sum.default")
+def prims_xor_sum(inp: torch.Tensor, dims: Sequence[int] | None, *, output_dtype: torch.dtype | None = None) -> Any:
+    """The xor of the (integer or bool) elements over `dims` (all of them when None), one dim at a
+    time from the last, each by halves (`_xor_along`)."""
+    result = inp if output_dtype is None else inp.to(output_dtype)
+    for dim in sorted({d % max(inp.dim(), 1) for d in (range(inp.dim()) if dims is None else dims)},
+                      reverse=True):
+        result = _xor_along(result, dim).squeeze(dim)
+    return result
+
+
+@decomposes("prims.transpose.default")
+def prims_transpose(a: torch.Tensor, permutation: Sequence[int]) -> Any:
+    """The view of `a` with its dims in `permutation`'s order: a permute."""
+    return aten.permute.default(a, list(permutation))
+
+
+@decomposes("prims.squeeze.default")
+def prims_squeeze(a: torch.Tensor, dimensions: Sequence[int]) -> Any:
+    """`a` without the size-1 `dimensions`."""
+    return aten.squeeze.dims(a, list(dimensions))
+
+
+@decomposes("prims.broadcast_in_dim.default")
+def prims_broadcast_in_dim(a: torch.Tensor, shape: Sequence[int], broadcast_dimensions: Sequence[int]) -> Any:
+    """`a` expanded to `shape`, its dims laid at `broadcast_dimensions` (size 1 in the others first)."""
+    placed = [1] * len(shape)
+    for own, at in enumerate(broadcast_dimensions):
+        placed[at] = a.shape[own]
+    return aten.expand.default(aten.reshape.default(a, placed), list(shape))
+
+
+@decomposes("prims.split_dim.default")
+def prims_split_dim(a: torch.Tensor, dim: int, outer_length: int) -> Any:
+    """`dim` split into (outer_length, the rest)."""
+    shape = list(a.shape)
+    return aten.reshape.default(a, [*shape[:dim], outer_length, shape[dim] // outer_length, *shape[dim + 1:]])
+
+
+@decomposes("prims.view_of.default")
+def prims_view_of(a: torch.Tensor) -> Any:
+    """A view of all of `a`: in a functional program, `a` as it is."""
+    return aten.alias.default(a)
 
 
 @decomposes("aten.resize.default")

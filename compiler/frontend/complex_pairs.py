@@ -8,7 +8,8 @@ with a trailing dim of 2 (real, imaginary), the layout `view_as_real` gives.
 `log2`, `log10`, `log1p`, `sqrt`, `rsqrt`, `tanh`, `tan`, `sin`, `cos`, `sinh`, `cosh`, `asin`, `acos`, `atan`,
 `asinh`, `acosh`, `atanh`, `sigmoid`, `pow` by a
 real number or a tensor, `==`/`!=`, `isfinite`/`isnan`/`isinf`, `where`, `mm`/`bmm` as real matmuls,
-`torch.complex`, `prod`/`cumprod` in polar form, `cumsum`), layout ops, sums and means act on the pair; an op
+`torch.complex`, `prod`/`cumprod` in polar form, `cumsum`, `logcumsumexp`, `linalg_matrix_exp` through
+the real block matrix [[A, -B], [B, A]]), layout ops, sums and means act on the pair; an op
 with no rule of its own acts on each part alone where that is what it means: a view by its schema (`diagonal`,
 `unfold`, `split`'s pieces; not `as_strided` or `view(dtype)`, which read storage), an op that moves or zeroes
 elements (`roll`, `tril`, `gather`, ...) and one that places or adds every complex operand through real
@@ -328,9 +329,12 @@ def _plus(b: _Builder, x: Any, y: Any, sign: float = 1.0) -> Any:
 
 
 def _as_tensor(b: _Builder, value: Any, like: Node) -> Node:
-    """A real part that may be a number or None as a tensor shaped like `like`."""
+    """A real part that may be a number or None as a tensor of `like`'s dtype (a number or None
+    filled in `like`'s shape; a tensor as it is, for the caller to expand: never through
+    `like * 0`, which is NaN where `like` is infinite or NaN, and the other part is not)."""
+    dtype = like.meta["val"].dtype
     if isinstance(value, Node):
-        return b(aten.add.Tensor, b(aten.mul.Tensor, like, 0.0), value)
+        return value if value.meta["val"].dtype == dtype else b(aten._to_copy.default, value, dtype=dtype)
     return b(aten.full_like.default, like, 0.0 if value is None else value)
 
 
@@ -345,7 +349,10 @@ def _pack_parts(b: _Builder, node: Node, real: Any, imag: Any) -> Node:
 
 @_rule(aten.mul.Tensor, aten.mul.Scalar)
 def _mul(b: _Builder, node: Node, pairs: dict[Node, Node]) -> Node:
+    """The complex product; a real operand is promoted to x + 0i first, as torch does, so an
+    infinite or NaN part meets its zero (inf * 0 is NaN in eager's result too)."""
     (ar, ai), (br, bi) = (_parts(b, v, pairs) for v in _args(node)[:2])
+    ai, bi = (0.0 if part is None else part for part in (ai, bi))
     real = _plus(b, _times(b, ar, br), _times(b, ai, bi), -1.0)
     imag = _plus(b, _times(b, ar, bi), _times(b, ai, br))
     return _pack_parts(b, node, real, imag)
@@ -816,6 +823,88 @@ def _prod(b: _Builder, node: Node, pairs: dict[Node, Node]) -> Node:
         turn = b(summed, angle, dim if summed is aten.cumsum.default else [dim], *keep, dtype=real_dtype)
     return b.pack(b(aten.mul.Tensor, size, b(aten.cos.default, turn)),
                   b(aten.mul.Tensor, size, b(aten.sin.default, turn)))
+
+
+@_rule(aten.logcumsumexp.default)
+def _logcumsumexp(b: _Builder, node: Node, pairs: dict[Node, Node]) -> Node:
+    """log(sum_{k<=n} exp(z_k)) along the dim, stable: each prefix n shifted by the largest real
+    part M_n among its terms (0 where that is infinite), over an [n, k] mask of k <= n, as the real
+    converter's O(n^2) form: M_n + log|s_n| + i angle(s_n), s_n = sum_{k<=n} e^(a_k - M_n) e^(i b_k);
+    the imaginary part on torch's branch (`_torch_branch`)."""
+    source, dim = _args(node)[:2]
+    pair, rank = pairs[source], b.rank(source)
+    if rank == 0 or node.meta["val"].numel() == 0:
+        return pair  # one term, or none: the terms themselves
+    dim = _dim(dim, rank)
+    real, imag = b.real(pair), b.imag(pair)
+    terms_real, terms_imag = (b(aten.unsqueeze.default, part, dim) for part in (real, imag))  # [.., 1(n), k, ..]
+    length = int(node.meta["val"].shape[dim])
+    index = b(aten.arange.default, length)
+    upto = b(aten.le.Tensor, b(aten.unsqueeze.default, index, 0), b(aten.unsqueeze.default, index, 1))
+    upto = b(aten.reshape.default, upto, [1] * dim + [length, length] + [1] * (rank - dim - 1))
+    masked = b(aten.where.self, upto, terms_real, b(aten.full_like.default, terms_real, float("-inf")))
+    peak = b(aten.amax.default, masked, [dim + 1], True)
+    infinite = b(aten.eq.Scalar, b(aten.abs.default, peak), float("inf"))
+    shift = b(aten.where.self, infinite, b(aten.zeros_like.default, peak), peak)
+    weight = b(aten.exp.default, b(aten.sub.Tensor, masked, shift))
+    total_real, total_imag = (b(aten.sum.dim_IntList, b(aten.mul.Tensor, weight, b(wave, terms_imag)), [dim + 1])
+                              for wave in (aten.cos.default, aten.sin.default))
+    shift = b(aten.squeeze.dim, shift, dim + 1)
+    result_real = b(aten.add.Tensor, shift, b(aten.log.default, _modulus(b, total_real, total_imag)))
+    angle = b(aten.atan2.default, total_imag, total_real)
+    return b.pack(result_real, _torch_branch(b, real, imag, result_real, angle, upto, dim))
+
+
+def _wrapped(b: _Builder, angle: Node) -> Node:
+    """`angle` plus the multiple of 2 pi that brings it into [-pi, pi]."""
+    turns = b(aten.round.default, b(aten.div.Tensor, angle, 2 * math.pi))
+    return b(aten.sub.Tensor, angle, b(aten.mul.Tensor, turns, 2 * math.pi))
+
+
+def _shifted_on(b: _Builder, value: Node, dim: int, first: float) -> Node:
+    """`value` moved one place along `dim`, `first` in the place it leaves."""
+    length = int(value.meta["val"].shape[dim])
+    head = b(aten.full_like.default, b(aten.slice.Tensor, value, dim, 0, 1), first)
+    return b(aten.cat.default, [head, b(aten.slice.Tensor, value, dim, 0, length - 1)], dim)
+
+
+def _torch_branch(b: _Builder, real: Node, imag: Node, result_real: Node, angle: Node, upto: Node,
+                  dim: int) -> Node:
+    """The running result's imaginary part as torch's kernel carries it, not wrapped into (-pi, pi]:
+    each step adds log1p(exp(smaller - larger)) (an angle within pi/2) to the larger operand by
+    real part, the new term (`dominant`: its real part at least the sum's before it) or the sum
+    so far. So it is the last dominant term's b_j plus that step's angle, then each later step's
+    angle difference wrapped into [-pi, pi] (phase unwrapping: a running sum); the last dominant
+    j <= n is a max over the [n, k] mask `upto` of k <= n. A sum of nothing but -inf terms is
+    torch's start, -inf + 0i."""
+    dominant = b(aten.ge.Tensor, real, _shifted_on(b, result_real, dim, float("-inf")))
+    steps = b(aten.cumsum.default, _wrapped(b, b(aten.sub.Tensor, angle, _shifted_on(b, angle, dim, 0.0))), dim)
+    base = b(aten.sub.Tensor, b(aten.add.Tensor, imag, _wrapped(b, b(aten.sub.Tensor, angle, imag))), steps)
+    rank, length = real.meta["val"].dim(), int(real.meta["val"].shape[dim])
+    places = b(aten.reshape.default, b(aten.arange.default, length), [length] + [1] * (rank - dim - 1))
+    candidates = b(aten.where.self, dominant, b(aten.expand.default, places, list(real.meta["val"].shape)),
+                   b(aten.full_like.default, real, -1, dtype=torch.int64))
+    candidates = b(aten.where.self, upto, b(aten.unsqueeze.default, candidates, dim),
+                   b(aten.full_like.default, upto, -1, dtype=torch.int64))
+    last = b(aten.clamp_min.default, b(aten.amax.default, candidates, [dim + 1]), 0)
+    unwrapped = b(aten.add.Tensor, steps, b(aten.gather.default, base, dim, last))
+    nothing = b(aten.eq.Scalar, result_real, float("-inf"))
+    return b(aten.where.self, nothing, b(aten.zeros_like.default, unwrapped), unwrapped)
+
+
+@_rule(aten.linalg_matrix_exp.default)
+def _matrix_exp(b: _Builder, node: Node, pairs: dict[Node, Node]) -> Node:
+    """exp(A + iB) from the real block matrix [[A, -B], [B, A]] (the same algebra: its exponential is
+    [[E_r, -E_i], [E_i, E_r]] for exp(A + iB) = E_r + i E_i), whose exponential is a real matrix's
+    (torch's own kernel on the host, `rdu.host_call`, as a real matrix's is)."""
+    pair = pairs[_args(node)[0]]
+    real, imag = b.real(pair), b.imag(pair)
+    block = b(aten.cat.default, [b(aten.cat.default, [real, b(aten.neg.default, imag)], -1),
+                                 b(aten.cat.default, [imag, real], -1)], -2)
+    exponential = b(aten.linalg_matrix_exp.default, block)
+    n = int(node.meta["val"].shape[-1])
+    left = b(aten.slice.Tensor, exponential, -1, 0, n)
+    return b.pack(b(aten.slice.Tensor, left, -2, 0, n), b(aten.slice.Tensor, left, -2, n, 2 * n))
 
 
 # --------------------------------------------------------------------------

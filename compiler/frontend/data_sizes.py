@@ -315,13 +315,22 @@ def _parts_replace(r: _Rewriter, node: Node, parts: list[Node]) -> None:
     r.graph.erase_node(node)
 
 
+def _schema_arguments(node: Node) -> dict[str, Any]:
+    """`node`'s arguments by their schema's names, defaults filled in (positional or keyword alike)."""
+    arguments = node.target._schema.arguments  # type: ignore[union-attr]
+    named = {a.name: a.default_value for a in arguments if a.has_default_value()}
+    return named | dict(zip((a.name for a in arguments), node.args)) | dict(node.kwargs)
+
+
 def _unique(r: _Rewriter, node: Node) -> None:
-    """`unique(sorted=True)`: the sorted input's first elements of each run, `count` of them
-    (the example's number of distinct values, checked), their counts and the inverse.
+    """`unique(sorted=True)` (`_unique2`, and `torch._unique`'s `_unique`, which has no counts):
+    the sorted input's first elements of each run, `count` of them (the example's number of
+    distinct values, checked), their counts and the inverse.
     `sorted=False` leaves the order to torch's kernel; its CPU kernel sorts anyway (faster
     than a hash table, Unique.cpp says), so it compiles alike where the example's eager
     result is in ascending order, and is refused where it is not."""
-    source, ordered = node.args[0], node.args[1] if len(node.args) > 1 else True
+    args = _schema_arguments(node)
+    source, ordered = args["self"], bool(args["sorted"])
     assert isinstance(source, Node)
     example = r.values[node][0]
     if not ordered and not bool((example[1:] >= example[:-1]).all()):
@@ -331,7 +340,7 @@ def _unique(r: _Rewriter, node: Node) -> None:
     flat = r.emit(node, aten.reshape.default, source, [total])
     ordered_pair = r.emit(node, aten.sort.default, flat)
     values, order = (r.emit(node, operator.getitem, ordered_pair, i) for i in (0, 1))
-    wants = (len(node.args) > 2 and bool(node.args[2]), len(node.args) > 3 and bool(node.args[3]))
+    wants = (bool(args["return_inverse"]), bool(args.get("return_counts", False)))
     _runs(r, node, values, order, count, wants, "distinct values")
 
 
@@ -423,14 +432,15 @@ def _repeat_interleave(r: _Rewriter, node: Node) -> None:
 
 
 SIZED_OPS = ("aten.bincount.default", "aten.masked_select.default", "aten.nonzero.default",
-             "aten._unique2.default", "aten.repeat_interleave.Tensor", "aten.unique_consecutive.default",
-             "aten.unique_dim.default")
+             "aten._unique.default", "aten._unique2.default", "aten.repeat_interleave.Tensor",
+             "aten.unique_consecutive.default", "aten.unique_dim.default")
 """The ops of data-dependent result size this module compiles for the example's size."""
 
 _STATIC_FORMS = {
     aten.masked_select.default: _masked_select,
     aten.nonzero.default: _nonzero,
     aten.bincount.default: _bincount,
+    aten._unique.default: _unique,
     aten._unique2.default: _unique,
     aten.repeat_interleave.Tensor: _repeat_interleave,
     aten.unique_consecutive.default: _unique_consecutive,

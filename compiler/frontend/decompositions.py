@@ -48,7 +48,7 @@ from rducc.frontend.control_flow import has_cond, inline_conds
 from rducc.frontend.converter_api import CONVERTERS, IGNORED_TARGETS
 from rducc.frontend.data_sizes import has_data_sizes, specialize_data_sizes
 from rducc.frontend.loader import captured_torch_logs
-from rducc.frontend.local_decompose import decompose_locally, decompose_repeated
+from rducc.frontend.local_decompose import decompose_locally, decompose_only, decompose_repeated
 from rducc.frontend.locations import describe_location
 from rducc.frontend.output_edges import lower_output_edges, without_sparse_outputs
 from rducc.frontend.python_numbers import has_python_numbers, lower_python_numbers
@@ -367,12 +367,23 @@ def decompose(ep: ExportedProgram, capacity: int | None = None) -> ExportedProgr
     return _DECOMPOSED[ep]
 
 
+VIEW_PRIMS = frozenset({"prims.transpose.default", "prims.squeeze.default", "prims.broadcast_in_dim.default",
+                        "prims.split_dim.default", "prims.view_of.default"})
+"""The view prims (results aliasing their input) that rducc decomposes into ATen views before torch's
+whole-program decomposition, which cannot functionalize them."""
+
+
+def _is_view_prim(node: torch.fx.Node) -> bool:
+    return node.op == "call_function" and str(node.target) in VIEW_PRIMS
+
+
 def _decompose(ep: ExportedProgram, capacity: int | None) -> ExportedProgram:
     """`decompose`'s work, uncached."""
     if has_cond(ep):
         ep = inline_conds(ep)  # both branches and a select: decomposed as any other op
     ep, sparse = without_sparse_outputs(ep)
     table = decomposition_table(ep)
+    ep = decompose_only(ep, table, _is_view_prim)  # torch's functionalization refuses their aliasing results
     with captured_torch_logs():  # its tracebacks: rducc reports the error itself
         local = decompose_locally(ep, table)  # a few nodes to decompose: those alone
         if local is None:  # many, of identical layers: one trace a distinct node
@@ -384,7 +395,7 @@ def _decompose(ep: ExportedProgram, capacity: int | None) -> ExportedProgram:
     if has_complex(result):
         lower_complex(result)
     if has_python_numbers(result):
-        lower_python_numbers(result)
+        lower_python_numbers(result, table)
     lower_output_edges(result, sparse)
     return result
 

@@ -159,6 +159,26 @@ def decompose_locally(ep: ExportedProgram, table: dict[Any, Callable[..., Any]])
     return copy
 
 
+def decompose_only(ep: ExportedProgram, table: dict[Any, Callable[..., Any]],
+                   chosen: Callable[[torch.fx.Node], bool]) -> ExportedProgram:
+    """A copy of `ep` with each node `chosen` picks replaced by its trace through `table` (`ep`
+    itself when none is picked): ops a whole-program retrace cannot take, such as the view prims,
+    whose aliasing results torch's functionalization refuses. A node that does not trace stays."""
+    from torch.export.experimental import _copy_graph_module_and_signature
+
+    if not any(chosen(node) for node in ep.graph.nodes):
+        return ep
+    graph_module, signature = _copy_graph_module_and_signature(ep)
+    copy = ep._update(graph_module, signature)
+    for node in [n for n in copy.graph.nodes if chosen(n)]:
+        traced = _trace(node, table)
+        if traced is not None:
+            _splice(node, traced)
+    copy.graph.lint()
+    copy.graph_module.recompile()
+    return copy
+
+
 def _composite(node: torch.fx.Node) -> bool:
     """A functional ATen overload that a retrace decomposes whatever the table
     (CompositeImplicitAutograd)."""

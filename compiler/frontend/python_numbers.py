@@ -10,13 +10,17 @@ computes; bool: bool). The outputs keep their SymInt/SymFloat signature, so
 A number that a tensor op takes where its schema takes a Tensor (`x * a` with
 `a = t.item()` a float: `aten.mul.Tensor(x, a)`) is its rank-0 tensor in the
 dtype torch computes the op in (`torch.result_type` of the op's tensor and the
-number), so that the promotion is the one a Python number gets.
+number), so that the promotion is the one a Python number gets. One an op takes
+as a Scalar with no Tensor overload (`leaky_relu(x, a)`, `elu(x, alpha=a)`) goes
+through torch's own decomposition of that op (`_decompose_with_number_tensors`),
+whose ops then take it as above.
 """
 
 from __future__ import annotations
 
 import math
 import operator
+from collections.abc import Callable
 from typing import Any
 
 import torch
@@ -58,6 +62,8 @@ _COMPARISONS = (aten.lt.Tensor, aten.le.Tensor, aten.gt.Tensor, aten.ge.Tensor, 
 _ROUNDING = (aten.floor.default, aten.ceil.default, aten.trunc.default)
 """Ops computed on the float operand, then cast to the (int) result."""
 _READS = (aten._local_scalar_dense.default, aten.item.default)
+Table = dict[Any, Callable[..., Any]]
+"""A decomposition table: op overload to its decomposition."""
 
 
 def _dtype_of(value: Any) -> torch.dtype | None:
@@ -194,13 +200,16 @@ def _as_tensor_operand(emit: NodeEmitter, user: Node, number: Node, tensors: dic
     return emit(user, aten._to_copy.default, tensor, dtype=dtype)
 
 
-def _pass_numbers_as_tensors(emit: NodeEmitter, node: Node, tensors: dict[Node, Node]) -> None:
+def _pass_numbers_as_tensors(emit: NodeEmitter, node: Node, tensors: dict[Node, Node], table: Table) -> None:
     """Replace each Python number `node` takes as a Tensor argument by its rank-0 tensor
-    (first switching a Scalar overload to its Tensor form, when the op has one)."""
+    (first switching a Scalar overload to its Tensor form, when the op has one; a fill value
+    expanded; else `node` replaced by its op's decomposition, where the number is a value)."""
     if _needs_tensor_overload(node) and (overload := _tensor_overload(node)) is not None:
         node.target = overload
     elif _needs_tensor_overload(node) and _fill_argument(node) is not None:
         _fill_from_number(emit, node, tensors)
+        return
+    elif _needs_tensor_overload(node) and _decompose_with_number_tensors(emit, node, tensors, table):
         return
     args, kwargs = list(node.args), dict(node.kwargs)
     for key in _number_args(node):
@@ -212,6 +221,138 @@ def _pass_numbers_as_tensors(emit: NodeEmitter, node: Node, tensors: dict[Node, 
         else:
             kwargs[key] = _as_tensor_operand(emit, node, value, tensors)
     node.args, node.kwargs = tuple(args), kwargs
+
+
+def _decompose_with_number_tensors(emit: NodeEmitter, node: Node, tensors: dict[Node, Node], table: Table) -> bool:
+    """`node` (an op taking a number as a Scalar, with no Tensor overload: `leaky_relu(x, a)`,
+    `elu(x, alpha=a)`, `hardtanh(x, lo, hi)`, `softplus(x, beta)`) replaced by torch's own
+    decomposition of its op, whose ops take the number where the op did, each then given its
+    rank-0 tensor as any tensor op is (`x * a`): the number stays a value computed for every
+    input. The decomposition is traced twice, each number a different stand-in constant; a
+    constant that is the first stand-in in one trace and the second in the other, at the same
+    place, is the number. False, `node` left as it is (the importer's error names it), where
+    torch has no decomposition, or it computes with the number in Python (a constant that is
+    neither) or branches on it (the traces differ)."""
+    numbers = [n for n in node.all_input_nodes if n in tensors and _is_number(n)]
+    if not numbers or any(_dtype_of(n.meta["val"]) is torch.bool for n in numbers):
+        return False
+    first, second = (_traced_with(node, numbers, stand_ins, table) for stand_ins in _STAND_INS)
+    if first is None or second is None:
+        return False
+    places = _number_places(first, second, numbers)
+    if places is None:
+        return False
+    added = _splice_numbers(node, first, places)
+    for made in added:
+        if _number_args(made) or _needs_tensor_overload(made):
+            _pass_numbers_as_tensors(emit, made, tensors, table)
+    return True
+
+
+_STAND_INS = ((0.3183098861837907, 1.4142135623730951, 2.718281828459045, 3.141592653589793),
+              (0.36787944117144233, 1.7320508075688772, 2.23606797749979, 3.3166247903554))
+"""Two sets of constants a number stands in as while torch's decomposition is traced (increasing in
+the argument order, as the bounds of `hardtanh`/`clamp` are; never a small integer a shape holds)."""
+
+
+def _stand_in(number: Node, value: float) -> float | int:
+    """`value` in the number's Python type (an int stand-in: an odd integer no shape is likely to hold)."""
+    return value if _dtype_of(number.meta["val"]) is torch.float64 else int(value * 1000003) | 1
+
+
+def _traced_with(node: Node, numbers: list[Node], stand_ins: tuple[float, ...],
+                 table: Table) -> torch.fx.GraphModule | None:
+    """torch's decomposition of `node`'s op traced on its tensors' fake values, `numbers` as constants
+    (what it calls decomposed by `table`, the program's decomposition table)."""
+    from torch._decomp import decomposition_table as torch_table
+    from torch._guards import detect_fake_mode
+    from torch.fx.experimental.proxy_tensor import make_fx
+
+    if not isinstance(node.target, torch._ops.OpOverload):
+        return None
+    decomposition = torch_table.get(node.target)
+    if decomposition is None or len(numbers) > len(stand_ins):
+        return None
+    constants = {n: _stand_in(n, v) for n, v in zip(numbers, stand_ins)}
+    tensor_inputs = [n for n in node.all_input_nodes if n not in constants]
+    fakes = [n.meta.get("val") for n in tensor_inputs]
+    mode = detect_fake_mode(fakes)
+    if mode is None or not all(isinstance(v, torch.Tensor) for v in fakes):
+        return None
+
+    def call(*values: Any) -> Any:
+        given: dict[Node, Any] = {**dict(zip(tensor_inputs, values)), **constants}
+        args, kwargs = torch.fx.node.map_arg((node.args, node.kwargs), given.__getitem__)
+        return decomposition(*args, **kwargs)
+
+    try:
+        with mode:
+            traced = make_fx(call, decomposition_table=table)(*fakes)
+    except Exception:  # noqa: BLE001 - torch raises many kinds from inside its tracer
+        return None
+    ops = [n for n in traced.graph.nodes if n.op not in ("placeholder", "output")]
+    if any(n.op != "call_function" or n.target is node.target for n in ops):
+        return None
+    return traced
+
+
+Places = dict[tuple[int, int], Node]
+"""(node index in the trace, leaf index among its flattened arguments) -> the number there."""
+
+
+def _number_places(first: torch.fx.GraphModule, second: torch.fx.GraphModule, numbers: list[Node]) -> Places | None:
+    """Where each number sits in the traces (see `_decompose_with_number_tensors`), or None when
+    they differ otherwise."""
+    one, two = list(first.graph.nodes), list(second.graph.nodes)
+    if len(one) != len(two):
+        return None
+    position = {n: i for i, n in enumerate(one)} | {n: i for i, n in enumerate(two)}
+    by_pair = {(_stand_in(n, a), _stand_in(n, b)): n for n, a, b in zip(numbers, *_STAND_INS)}
+    places: Places = {}
+    for index, (a, b) in enumerate(zip(one, two)):
+        if a.op != b.op or a.target != b.target:
+            return None
+        leaves_a, leaves_b = (torch.utils._pytree.tree_leaves((n.args, n.kwargs)) for n in (a, b))
+        if len(leaves_a) != len(leaves_b):
+            return None
+        for leaf, (x, y) in enumerate(zip(leaves_a, leaves_b)):
+            if isinstance(x, Node) and isinstance(y, Node) and position[x] == position[y]:
+                continue
+            if not isinstance(x, Node) and (type(x), x) == (type(y), y):
+                continue
+            number = by_pair.get((x, y)) if isinstance(x, int | float) else None
+            if number is None:
+                return None
+            places[(index, leaf)] = number
+    return places
+
+
+def _splice_numbers(node: Node, traced: torch.fx.GraphModule, places: Places) -> list[Node]:
+    """`traced`'s ops in `node`'s place, each number put back where it stood in; the ops added."""
+    graph, added = node.graph, []
+    env: dict[Node, Node] = {}
+    tensor_inputs = [n for n in node.all_input_nodes if n not in places.values()]
+    placeholders = [n for n in traced.graph.nodes if n.op == "placeholder"]
+    env.update(zip(placeholders, tensor_inputs))
+    result: Any = None
+    with graph.inserting_before(node):
+        for index, inner in enumerate(traced.graph.nodes):
+            if inner.op == "placeholder":
+                continue
+            if inner.op == "output":
+                result = torch.fx.node.map_arg(inner.args[0], env.__getitem__)
+                continue
+            leaves, spec = torch.utils._pytree.tree_flatten((inner.args, inner.kwargs))
+            leaves = [places.get((index, i), env.get(v, v) if isinstance(v, Node) else v) for i, v in enumerate(leaves)]
+            args, kwargs = torch.utils._pytree.tree_unflatten(leaves, spec)
+            copied = graph.call_function(inner.target, tuple(args), dict(kwargs))
+            copied.meta.update({k: v for k, v in inner.meta.items() if k == "val"})
+            copied.meta.update({k: v for k, v in node.meta.items() if k in ("stack_trace", "nn_module_stack")})
+            env[inner] = copied
+            added.append(copied)
+    node.replace_all_uses_with(result)
+    graph.erase_node(node)
+    return added
 
 
 _FILLS = ("fill_value", "s")
@@ -243,8 +384,9 @@ def _fill_from_number(emit: NodeEmitter, node: Node, tensors: dict[Node, Node]) 
     node.graph.erase_node(node)
 
 
-def lower_python_numbers(ep: ExportedProgram) -> None:
-    """Rewrite (in place) the graph's arithmetic on Python numbers as rank-0 tensor ops."""
+def lower_python_numbers(ep: ExportedProgram, table: Table) -> None:
+    """Rewrite (in place) the graph's arithmetic on Python numbers as rank-0 tensor ops (`table`: the
+    decomposition table the program was decomposed with)."""
     graph = ep.graph
     mode = next(n.meta["val"].fake_mode for n in graph.nodes if isinstance(n.meta.get("val"), torch.Tensor)
                 and hasattr(n.meta["val"], "fake_mode"))
@@ -257,7 +399,7 @@ def lower_python_numbers(ep: ExportedProgram) -> None:
                 tensors[node] = _tensor_of_read(emit, node)
             continue
         if _number_args(node) or _needs_tensor_overload(node):
-            _pass_numbers_as_tensors(emit, node, tensors)
+            _pass_numbers_as_tensors(emit, node, tensors, table)
             continue
         if not _is_number_op(node) or not all(a in tensors for a in node.all_input_nodes):
             continue

@@ -29,8 +29,10 @@ PARTIAL_FORMS: dict[str, str] = {
     "aten._local_scalar_dense.default": (
         "a model's output (`tensor.item()` returned as a Python number), "
         "arithmetic on it, and a tensor op's Tensor (or Scalar with a Tensor "
-        "twin) argument (a rank-0 tensor), a creation op's fill value (`torch.full`); refused when another op "
-        "with no Tensor twin takes it (`F.leaky_relu(x, a)`) or it becomes a size"
+        "twin) argument (a rank-0 tensor), a creation op's fill value (`torch.full`), a Scalar argument of an op "
+        "with no Tensor twin (`F.leaky_relu(x, a)`, `F.elu(x, alpha=a)`: torch's decomposition of the op, the "
+        "number its rank-0 tensor); refused when that decomposition computes with the number in Python "
+        "(`aten.elu(x, 2.0, a)`: alpha times scale) or branches on it, naming the op, or it becomes a size"
     ),
     "aten.index.Tensor": (
         "a boolean mask selects as many elements as in the example inputs "
@@ -75,16 +77,18 @@ OTHER_GAPS: dict[str, str] = {
     "complex dtypes": "computed as pairs of reals (a trailing dim of 2, the view_as_real layout): view_as_real/complex,"
     " polar, torch.complex, complex mul/div/add/sub/abs/angle/conj/exp/exp2/expm1/log/log2/log10/log1p/"
     "sqrt/rsqrt/tanh/tan/sin/cos/sinh/cosh/asin/acos/atan/asinh/acosh/atanh/sigmoid/reciprocal/pow/where/eq/ne/"
-    "isfinite/isnan/isinf, mm and"
+    "isfinite/isnan/isinf, nan_to_num (each part), mm and"
     " bmm (einsum) as real matmuls, layout ops (pad and flip too; any view"
     " torch's schema marks as one, diagonal and unfold among them, and roll, tril/triu, gather, cumsum act on"
-    " each part), sums, means, prod and cumprod (in polar form) and var/std (the real parts'"
-    " spread plus the imaginary parts'); the FFTs as exact DFT matrices; complex parameters,"
+    " each part), sums, means, prod and cumprod (in polar form), logcumsumexp (on torch's branch of the"
+    " imaginary part) and var/std (the real parts'"
+    " spread plus the imaginary parts'); the FFTs as exact DFT matrices; Cholesky (L L^H) and its solves; matrix_exp"
+    " (the real block matrix [[A, -B], [B, A]] on the host, as a real one); complex parameters,"
     " buffers and constants are stored as their pairs; complex64/complex128 model inputs and outputs are pairs"
     " inside the program (`rducc.Program` and `rducc-run` take and give complex arrays), view_as_real/complex of an"
     " input or output, complex linalg_vector_norm (torch.norm decomposes to it), cat of complex with real or"
     " integer tensors (type promotion), rfft2/stft results returned; refused: complex ops with no pair form"
-    " (logcumsumexp, ...), naming the op",
+    " (linalg_qr, svd, eigh, eig, pinv, ...: factorizations whose pair form is not written), naming the op",
     "custom ops": "a torch.library.custom_op is traced into ATen from its Python implementation; one that cannot"
     " be traced (it reads tensor values, calls numpy) runs on the host (`rdu.host_call` of `#rdu.custom`, its"
     " fake kernel's shapes), once the user names its module (`rducc-run --import-module`, `import_modules=`);"
@@ -107,7 +111,9 @@ OTHER_GAPS: dict[str, str] = {
         "weights file; each size is checked against the Dims' ranges and torch's recorded guards; `rducc-run` and "
         "`rducc.Program` run the bucket matching the inputs' shapes ([shapes.md](shapes.md)); refused: a dynamic "
         "export without `--shapes` (the error lists its dims and an example `--shapes`), a size outside a Dim's "
-        "range, inputs of a shape no bucket was compiled for, `--shapes` with `--train`"
+        "range, inputs of a shape no bucket was compiled for, `--shapes` with `--train` (not built yet: a training "
+        "step's optimizer state and updated weights would be shared by the buckets, and `rducc-run --train` runs "
+        "one program; export the training model with static shapes)"
     ),
     "data-dependent sizes": (
         "compiled for the example inputs' values and checked at run time "
@@ -119,7 +125,7 @@ OTHER_GAPS: dict[str, str] = {
         "`.item()`/`.tolist()` that a tensor op takes (`x * a`, `x * (a.item() + "
         "b.item())`, `n > a`, `clamp(min=a)`) are values, not sizes: computed in "
         "the program as rank-0 tensors in the dtype torch computes the op in; "
-        "`unique(sorted=True)` (with counts and inverse), `unique(x, dim=d)` (its slices "
+        "`unique(sorted=True)` (with counts and inverse; `torch._unique` too), `unique(x, dim=d)` (its slices "
         "in lexicographic order), `unique_consecutive` (flat "
         "or along a dim), `repeat_interleave` by a tensor of repeats and `bincount` with "
         "weights, for the example's number of values; `tensor_split` by a tensor of indices for any split "
@@ -154,9 +160,9 @@ OTHER_GAPS: dict[str, str] = {
     ),
     "storage views": "`view(dtype)` of the same, a smaller or a larger element size (the bits, little endian);"
     " `as_strided` of a channels-last (any dense layout) input or parameter; the prims torch's decomposition keeps"
-    " (prod, sum, amax, amin, var, where, rev, clone, div and the elementwise prims with an ATen twin); refused:"
-    " the view prims (transpose, squeeze, broadcast_in_dim, split_dim, view_of: torch's run_decompositions fails on"
-    " them) and xor_sum",
+    " (prod, sum, amax, amin, var, where, rev, clone, div, xor_sum (by halves) and the elementwise prims with an ATen"
+    " twin); the view prims (transpose, squeeze, broadcast_in_dim, split_dim, view_of) as the ATen views they are,"
+    " replaced before torch's whole-program decomposition (its functionalization refuses their aliasing results)",
     "Python numbers among a model's outputs": "supported: `tensor.item()` reads and constant numbers come back"
     " as Python int, float or bool (as rank-0 results in the MLIR);"
     " tensors in tuples, named tuples and dicts keep their structure",
@@ -166,8 +172,10 @@ OTHER_GAPS: dict[str, str] = {
         "`.item()` are computed in the program as rank-0 int64/float64 tensors "
         "and returned as Python numbers; a number a tensor op takes is its rank-0"
         " tensor (`x * a`, `n > a`, `clamp(min=a)`), the value a creation op fills its result with "
-        "(`torch.full`, `full_like`, `new_full`, `torch.tensor(a)`) its tensor cast and expanded; refused: a "
-        "number another op with no Tensor twin takes, `int(tensor)` (torch.export refuses it)"
+        "(`torch.full`, `full_like`, `new_full`, `torch.tensor(a)`) its tensor cast and expanded, a Scalar of an op "
+        "with no Tensor twin (`leaky_relu`, `elu`, `softplus`, `celu`, `threshold`, `hardshrink`) through torch's "
+        "decomposition of the op; refused: a number such a decomposition computes with in Python or branches on "
+        "(the error names the op), `int(tensor)` (torch.export refuses it)"
     ),
 }
 """Gaps that are not one missing overload."""

@@ -14,11 +14,11 @@ class ReadsBack(torch.nn.Module):
     def forward(self, x):
         peak = x.abs().max().item()
         floor = x.min().item()
-        return torch.nn.functional.leaky_relu(x, peak) - torch.nn.functional.leaky_relu(x, floor)
+        return torch.ops.aten.elu(x, 2.0, peak) - torch.ops.aten.elu(x, 2.0, floor)
 
 
 torch.export.save(torch.export.export(ReadsBack(), (torch.randn(8),)), sys.argv[1])
 
 # CHECK:      rducc: error: the model uses 1 operator rducc cannot import:
-# CHECK-NEXT:   aten._local_scalar_dense.default (a tensor read back as a Python number used inside the graph (data-dependent)): 2 uses, first at {{.*}}unsupported-ops.py:15:9: peak = x.abs().max().item()
+# CHECK-NEXT:   aten._local_scalar_dense.default (a tensor read back as a Python number and passed to aten.elu.default as a Scalar: that op has no Tensor overload, and torch's decomposition of it does not keep the number a value (it computes with it in Python or branches on it)): 2 uses, first at {{.*}}unsupported-ops.py:15:9: peak = x.abs().max().item()
 # CHECK-NOT:  Traceback

@@ -86,16 +86,17 @@ def assert_user_error(result: subprocess.CompletedProcess[str], tool: str = "rdu
 
 
 class UsesUnsupportedOps(nn.Module):
-    """Three tensors read back as Python numbers (`.item()`) and used as leaky_relu
-    slopes: data-dependent, which rducc refuses (a number read back enters tensor
-    ops as a 0-dim tensor, but `leaky_relu` has no tensor form)."""
+    """Three tensors read back as Python numbers (`.item()`) and used as elu's scale:
+    data-dependent, which rducc refuses (a number read back enters tensor ops as a
+    0-dim tensor, but `elu` has no tensor form, and torch's decomposition of it
+    multiplies the scale by alpha in Python)."""
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         peak = x.abs().max().item()  # marker: item-1
         floor = x.min().item()  # marker: item-2
         middle = x.mean().item()  # marker: item-3
-        return nn.functional.leaky_relu(x, floor) - nn.functional.leaky_relu(x, peak) \
-            + nn.functional.leaky_relu(x, middle)
+        elu = torch.ops.aten.elu.default
+        return elu(x, 2.0, floor) - elu(x, 2.0, peak) + elu(x, 2.0, middle)
 
 
 def source_line_of(function, marker: str) -> int:
@@ -354,7 +355,8 @@ def test_list_ops():
     assert ops == sorted(set(ops))
     assert all(re.fullmatch(r"(aten|prims|quantized_decomposed|transformers)\.\w+\.\w+", op) for op in ops), ops
     assert "aten.nonzero.default" in ops  # a data-dependent size: compiled for the example's, checked at run time
-    assert "aten._unique.default" not in ops  # no fixed-size form: refused
+    assert "aten._unique.default" in ops  # torch._unique: compiled as unique(sorted=True) for the example's count
+    assert "aten.unique_dim_consecutive.default" not in ops  # no form of its own (torch.export refuses it)
     assert result.stderr == ""
 
 
@@ -386,8 +388,9 @@ def test_unsupported_ops_are_all_listed_with_counts_and_first_use(tmp_path, unsu
     assert header == (f"rducc: error: the model uses {len(parsed)} operator"
                       f"{'s' if len(parsed) > 1 else ''} rducc cannot import:")
 
-    item = ("aten._local_scalar_dense.default (a tensor read back as a Python number used inside the graph "
-            "(data-dependent))")
+    item = ("aten._local_scalar_dense.default (a tensor read back as a Python number and passed to "
+            "aten.elu.default as a Scalar: that op has no Tensor overload, and torch's decomposition of it does "
+            "not keep the number a value (it computes with it in Python or branches on it))")
     assert parsed[item] == (3, file, first_line, "peak = x.abs().max().item()  # marker: item-1")
     assert list(parsed) == sorted(parsed)
     for _, where, line, _ in parsed.values():

@@ -14,6 +14,7 @@ from collections.abc import Callable
 
 import pytest
 import torch
+from data_sized_op import positives
 from torch import nn
 
 import rducc
@@ -80,6 +81,16 @@ class RunsAndSplits(nn.Module):
         return flat, rows, [part.sum(1) for part in parts]
 
 
+class OlderUnique(nn.Module):
+    """torch's older `_unique` overload (`torch._unique`: values and inverse, no counts), by
+    position and by keyword, and its default (no inverse) of a 2-D input."""
+
+    def forward(self, x: torch.Tensor):
+        values, inverse = torch._unique(x, True, True)
+        keyword = torch._unique(x.flip(0), sorted=True, return_inverse=True)
+        return values * 2, inverse, keyword, torch._unique(x.view(2, -1))[0].float().mean()
+
+
 def _generator() -> torch.Generator:
     return torch.Generator().manual_seed(30)
 
@@ -108,6 +119,8 @@ CASES: dict[str, Case] = {
                         (torch.tensor([[5, 0, 0], [5, 0, 0], [1, 2, 2]]), torch.tensor([1, 2])),
                         (torch.tensor([[3, 1, 1], [3, 0, 1], [2, 2, 0]]), torch.tensor([1, 2])),
                         "unique_consecutive"),
+    "older_unique": (OlderUnique, (torch.tensor([4, 1, 2, 4, 1, 9]),), (torch.tensor([0, 0, -3, 7, 7, 5]),),
+                     (torch.tensor([4, 1, 2, 4, 1, 1]),), "_unique"),
     # per-expert counts other than the example's fit the capacity (test_capacity.py); a token routed
     # to no expert leaves the split's sizes short of its input, an error
     "moe_split": (SplitByCounts, (_rows(6, 4), torch.tensor([2, 0, 1, 2, 2, 0])),
@@ -166,12 +179,12 @@ def test_data_sizes_match_eager_and_other_sizes_are_errors(opt_level: int) -> No
 
 
 def test_a_size_op_without_a_static_form_stays_one_clear_error() -> None:
-    class UniqueRows(nn.Module):  # torch's older `_unique` overload: no static form (unique(dim=0) has one)
+    class Positives(nn.Module):
         def forward(self, x: torch.Tensor) -> torch.Tensor:
-            return torch._unique(x)[0] * 2
+            return positives(x) * 2
 
-    with pytest.raises(RduccError, match=r"test_data_sizes.py.*data-dependent shape on '_unique'"):
-        rducc.compile(UniqueRows(), (torch.tensor([[3, 1], [3, 1], [2, 2]]),), opt_level=0)
+    with pytest.raises(RduccError, match=r"test_data_sizes.py.*data-dependent shape on 'positives'"):
+        rducc.compile(Positives(), (torch.tensor([3.0, -1.0, 2.0]),), opt_level=0)
 
 
 class SizesOnly(nn.Module):

@@ -14,6 +14,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 import torch
+from data_sized_op import positives
 from test_mapping import parse_module
 
 import rducc
@@ -195,14 +196,14 @@ def test_rducc_warns_once_and_refuses_with_no_host_ops(small, tmp_path: Path,
 
 
 def test_data_dependent_shapes_stay_refused() -> None:
-    """torch's older `_unique` overload has no fixed-size form (nonzero, masks, sorted
-    `unique`, `unique(dim=d)` and `unique_consecutive` compile for the example's size,
-    checked at run time: test_data_sizes.py)."""
-    class Unique(torch.nn.Module):
+    """An op of data-dependent result size with no static form (a custom op here; nonzero, masks,
+    `unique` and `unique_consecutive` compile for the example's size, checked at run time:
+    test_data_sizes.py) is not sent to the host: its result's size is not known."""
+    class Positives(torch.nn.Module):
         def forward(self, x):
-            return torch._unique(x)[0]
+            return positives(x) * 2
 
-    exported = torch.export.export(Unique(), (torch.tensor([[1.0, 0.0], [2.0, 2.0]]),))
+    exported = torch.export.export(Positives(), (torch.tensor([[1.0, 0.0], [2.0, 2.0]]),))
     with pytest.raises(RduccError, match="data-dependent shape"):
         rducc.compile(exported)
 

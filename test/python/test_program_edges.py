@@ -75,6 +75,40 @@ class Complex128(nn.Module):
         return torch.fft.fft(z) + x, (z * x).abs()
 
 
+class RunningLogSumExp(nn.Module):
+    """Complex logcumsumexp along the first and last dims: real parts far apart (a shift per
+    prefix), -inf terms first (torch's -inf + 0i start), wide imaginary parts (torch's branch,
+    not (-pi, pi]), complex128, a rank-0 input."""
+
+    def forward(self, z: torch.Tensor, wide: torch.Tensor, w: torch.Tensor, one: torch.Tensor):
+        return (torch.logcumsumexp(z, 0), torch.logcumsumexp(wide, -1), torch.logcumsumexp(w, 1),
+                torch.logcumsumexp(one, 0))
+
+
+class ComplexNanToNum(nn.Module):
+    """nan_to_num of complex values (each part alone), defaults and given values; the NaN and
+    infinities come from a product with a real number (promoted to x + 0i, as torch does)."""
+
+    def forward(self, z: torch.Tensor, w: torch.Tensor):
+        return (torch.nan_to_num(z), torch.nan_to_num(z * 2, nan=0.5, posinf=9.0, neginf=-9.0),
+                torch.nan_to_num(w + 1, nan=-1.0))
+
+
+class ComplexMatrices(nn.Module):
+    """The matrix exponential of complex matrices (scaling by a count read from the data, then
+    squaring), of small and large norm, batched, complex128; the Cholesky factor of a Hermitian
+    matrix (L L^H, upper too) and a solve with it."""
+
+    def forward(self, z: torch.Tensor, w: torch.Tensor, b: torch.Tensor):
+        hermitian = z @ z.mH + 3 * torch.eye(3)
+        return (torch.linalg.matrix_exp(z * 0.3), torch.linalg.matrix_exp(z * 3), torch.linalg.matrix_exp(w),
+                torch.linalg.cholesky(hermitian), torch.linalg.cholesky(hermitian, upper=True),
+                torch.cholesky_solve(b, torch.linalg.cholesky(hermitian)))
+
+
+_NOT_FINITE = torch.tensor([[float("nan"), 1.0], [float("inf"), -float("inf")], [2.0, 3.0]])
+
+
 def _generator() -> torch.Generator:
     return torch.Generator().manual_seed(30)
 
@@ -92,6 +126,13 @@ COMPLEX_CASES = {
     "rfft2_stft": (Spectra, lambda: (torch.randn(2, 32, generator=_generator()),)),
     "moves": (ComplexMoves, lambda: (_complex(3, 4),)),
     "spreads": (ComplexSpreads, lambda: (_complex(3, 5),)),
+    "logcumsumexp": (RunningLogSumExp, lambda: (
+        torch.complex(torch.tensor([-float("inf"), -float("inf"), 0.0, 1000.0, -1000.0, 5.0]), torch.arange(6.0)),
+        torch.complex(torch.randn(2, 30, generator=_generator()) * 3, torch.randn(2, 30, generator=_generator()) * 4),
+        _complex(2, 3, 4, dtype=torch.complex128), torch.tensor(0.5 - 2j))),
+    "nan_to_num": (ComplexNanToNum, lambda: (torch.complex(_NOT_FINITE, _NOT_FINITE.flip(0)),
+                                             torch.complex(_NOT_FINITE, _NOT_FINITE).to(torch.complex128))),
+    "matrices": (ComplexMatrices, lambda: (_complex(3, 3), _complex(2, 4, 4, dtype=torch.complex128), _complex(3, 2))),
     "complex128": (Complex128, lambda: (_complex(6, dtype=torch.complex128), torch.randn(6, dtype=torch.float64))),
 }
 
@@ -209,12 +250,12 @@ def test_rducc_run_refuses_a_real_array_for_a_complex_input(tmp_path, capsys, sa
 
 
 def test_a_complex_op_without_a_pair_form_is_one_clear_error():
-    class RunningLogSumExp(nn.Module):
+    class Factored(nn.Module):
         def forward(self, z: torch.Tensor) -> torch.Tensor:
-            return torch.logcumsumexp(z, 0)
+            return torch.linalg.qr(z)[1]
 
-    with pytest.raises(UnsupportedOpsError, match=r"aten\.logcumsumexp\.default \(on complex values.*no pair form yet"):
-        rducc.compile(RunningLogSumExp(), (_complex(3),), opt_level=0)
+    with pytest.raises(UnsupportedOpsError, match=r"aten\.linalg_qr\.default \(on complex values.*no pair form"):
+        rducc.compile(Factored(), (_complex(3, 3),), opt_level=0)
 
 
 # --- Python numbers ---------------------------------------------------------
@@ -240,6 +281,18 @@ class NumbersBesideTensors(nn.Module):
         return {"scaled": a * 2, "mean": total / a.numel(), "shifted": total - a.min().item()}
 
 
+class NumbersAsScalars(nn.Module):
+    """Numbers read with `.item()` passed to ops that take them only as a Scalar (no Tensor
+    overload): computed in the program as values, through torch's decomposition of each op."""
+
+    def forward(self, x: torch.Tensor, t: torch.Tensor, n: torch.Tensor):
+        slope, low, high = t[0].item(), t[1].item(), t[2].item()
+        F = nn.functional
+        return (F.leaky_relu(x, slope), F.elu(x, alpha=high), F.softplus(x, beta=high, threshold=high * 4),
+                F.celu(x, alpha=high), F.threshold(x, slope, low), F.hardshrink(x, high),
+                F.leaky_relu(x.double(), n.sum().item()), F.elu(x.bfloat16(), slope) * slope)
+
+
 def _dyadic(*shape: int, low: int = -40) -> torch.Tensor:
     """Floats whose sums are exact in any order: the numbers read are eager's, bit for bit."""
     return torch.randint(low, 40, shape, generator=_generator()).float() / 8
@@ -249,6 +302,8 @@ NUMBER_CASES = {
     "float": (FloatNumbers, lambda: (_dyadic(5), _dyadic(5, low=1))),
     "int": (IntNumbers, lambda: (torch.tensor([4, -9, 30]), torch.tensor([2, 5, 7]))),
     "structure": (NumbersBesideTensors, lambda: (_dyadic(2, 3),)),
+    "scalar_arguments": (NumbersAsScalars, lambda: (torch.randn(3, 4, generator=_generator()),
+                                                    torch.tensor([0.2, -1.0, 1.5]), torch.tensor([1, 2]))),
 }
 
 
@@ -268,12 +323,55 @@ def test_python_numbers_match_eager(opt_level):
                 assert g == pytest.approx(w, rel=1e-12, abs=1e-12), (case, g, w)
 
 
-def test_a_number_an_op_takes_as_a_scalar_with_no_tensor_form_stays_one_clear_error():
-    """`a * a.max().item()` and `torch.full((3,), a.max().item())` are computed in the program
-    (test_heldout_forms.py); `leaky_relu` has no overload taking its slope as a tensor: refused, one error."""
-    class Fill(nn.Module):
-        def forward(self, a: torch.Tensor) -> torch.Tensor:
-            return nn.functional.leaky_relu(a, a.max().item() + 1.0) * a
+def test_numbers_passed_as_scalars_are_values_for_every_input():
+    """Other numbers than the example's: the program computes with them (they are not constants)."""
+    module = NumbersAsScalars()
+    example = (torch.randn(3, 4, generator=_generator()), torch.tensor([0.2, -1.0, 1.5]), torch.tensor([1, 2]))
+    program = rducc.compile(module, example, opt_level=0)
+    other = (example[0] * 2, torch.tensor([0.7, -0.3, 0.5]), torch.tensor([-4, 1]))
+    for got, want in zip(program(*other), module(*other), strict=True):
+        torch.testing.assert_close(got, want, rtol=1e-2 if want.dtype == torch.bfloat16 else 1e-6, atol=1e-6)
 
-    with pytest.raises(RduccError, match="read back as a Python number|data-dependent|cannot import"):
-        rducc.compile(Fill(), (torch.randn(3),), opt_level=0)
+
+def test_a_number_an_op_takes_as_a_scalar_with_no_tensor_form_stays_one_clear_error():
+    """`a * a.max().item()`, `torch.full((3,), a.max().item())` and `leaky_relu(a, a.max().item())` are
+    computed in the program; `elu`'s decomposition multiplies its scale by alpha in Python, so a number
+    read as the scale is refused, one error naming the op."""
+    class Scaled(nn.Module):
+        def forward(self, a: torch.Tensor) -> torch.Tensor:
+            return torch.ops.aten.elu.default(a, 2.0, a.max().item()) * a
+
+    with pytest.raises(RduccError, match=r"passed to aten\.elu\.default as a Scalar: that op has no Tensor overload"):
+        rducc.compile(Scaled(), (torch.randn(3),), opt_level=0)
+
+
+class ScalarSlopes(nn.Module):
+    """A training step whose activations take numbers read with `.item()` as their slope and alpha."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.lin = nn.Linear(4, 4)
+
+    def forward(self, x: torch.Tensor, t: torch.Tensor, y: torch.Tensor) -> torch.Tensor:
+        h = self.lin(x)
+        h = nn.functional.leaky_relu(h, t[0].item()) + nn.functional.elu(h, alpha=t[1].item())
+        return ((h - y) ** 2).mean()
+
+
+@pytest.mark.parametrize("opt_level", [0, 2])
+def test_numbers_passed_as_scalars_train_as_eager(opt_level):
+    """Their gradients: one SGD step's loss and parameters are eager's."""
+    torch.manual_seed(0)
+    model, reference = ScalarSlopes(), ScalarSlopes()
+    reference.load_state_dict(model.state_dict())
+    x, t, y = torch.randn(3, 4, generator=_generator()), torch.tensor([0.2, 0.7]), torch.randn(3, 4)
+    program = rducc.compile_training(model, (x, t, y), optimizer=torch.optim.SGD(model.parameters(), lr=0.1),
+                                     opt_level=opt_level)
+    loss = program.step(x, t, y)
+    optimizer = torch.optim.SGD(reference.parameters(), lr=0.1)
+    want = reference(x, t, y)
+    want.backward()
+    optimizer.step()
+    torch.testing.assert_close(torch.as_tensor(float(loss)), want.detach())
+    for name, value in program.parameters().items():
+        torch.testing.assert_close(value, dict(reference.named_parameters())[name.removeprefix("model.")].detach())

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
+import numpy as np
 import pytest
 import torch
 from torch import nn
@@ -72,6 +73,10 @@ CASES: dict[str, tuple[nn.Module, tuple[torch.Tensor, ...]]] = {
                                      PRIMS.div(n, n.flip(0) + 10), PRIMS.shift_left(n, n.abs() % 4),
                                      PRIMS.fmax(x, x * 0))),
                     (_floats(3, 4), torch.tensor([-7, 5, 9, -3]))),
+    "prims_views": (Fn(lambda x, s: (PRIMS.transpose(x, [2, 0, 1]) * 2, PRIMS.squeeze(s, [0, 2]) + 1,
+                                     PRIMS.broadcast_in_dim(s.reshape(3), [2, 3, 4], [1]) - x,
+                                     PRIMS.split_dim(x, 2, 2) * 3, PRIMS.view_of(s))),
+                    (_floats(2, 3, 4), _floats(1, 3, 1))),
     "resize_to_fewer": (Fn(lambda x, other: (x.clone().resize_as_(other) * 2, x.clone().resize_(2, 2))),
                         (_floats(3, 4), _floats(2, 6))),
 }
@@ -105,6 +110,22 @@ def test_storage_views_match_eager(opt_level: int) -> None:
             exact = not w.is_floating_point() or not name.startswith("prims")  # bits are bits; a sum's order is not
             torch.testing.assert_close(g, w, rtol=0 if exact else None, atol=0 if exact else None, equal_nan=True,
                                        msg=name)
+
+
+@pytest.mark.parametrize("opt_level", [0, 2])
+def test_prims_xor_sum_is_the_xor_of_each_slice(opt_level: int) -> None:
+    """`prims.xor_sum` (eager has no kernel for it: inductor's only) against numpy's xor reduction,
+    over one dim, two, an odd and an even count, of bools and of an empty dim."""
+    ints = torch.tensor([[1, 2, 7, -9, 0], [3, 5, 8, 64, -1]], dtype=torch.int32)
+    fn = Fn(lambda n, e: (PRIMS.xor_sum(n, [0]), PRIMS.xor_sum(n, [1]), PRIMS.xor_sum(n, [0, 1]),
+                          PRIMS.xor_sum(n[:, :4] > 2, [1]), PRIMS.xor_sum(e, [0])))
+    empty = torch.zeros(0, 3, dtype=torch.int64)
+    got = rducc.compile(fn, (ints, empty), opt_level=opt_level)(ints, empty)
+    values = ints.numpy()
+    want = (np.bitwise_xor.reduce(values, 0), np.bitwise_xor.reduce(values, 1), np.bitwise_xor.reduce(values.ravel()),
+            np.bitwise_xor.reduce(values[:, :4] > 2, 1), np.zeros(3, np.int64))
+    for g, w in zip(got, want, strict=True):
+        assert g.numpy().dtype == w.dtype and g.numpy().tolist() == w.tolist()
 
 
 @pytest.mark.parametrize("opt_level", [0, 2])
