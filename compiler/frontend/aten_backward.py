@@ -437,7 +437,8 @@ def embedding_bag_backward(
         nonempty = (bag_size > 0).unsqueeze(1)
         rows = torch.where(nonempty, maximum_indices, torch.zeros_like(maximum_indices))
         return zeros.scatter_add(0, rows, torch.where(nonempty, grad, torch.zeros_like(grad)))
-    contributions = grad.index_select(0, _bag_of_each_index(indices, offsets, offset2bag))
+    offset2bag = _bag_of_each_index(indices, offsets, offset2bag)
+    contributions = grad.index_select(0, offset2bag)
     if mode == 1:
         sizes = bag_size.index_select(0, offset2bag).clamp(min=1).to(grad.dtype)
         contributions = contributions / sizes.unsqueeze(1)
