@@ -202,6 +202,16 @@ a masked subset by nanmean, an Euler integrator calling one submodule in a
 Python loop, message passing by gather / scatter_add / scatter_reduce over a
 fixed edge list, a frozen middle layer detached on half its channels.
 
+Round 13 (theld22; bench/heldout_round13.py, `--models round13`): transformers'
+DeepSeek-V2 (latent attention, shared experts), Cohere2, Swin-V2, Nystromformer,
+Switch Transformers, LFM2, GPT-OSS and Llama 4 text; by hand, an MLP-Mixer with a
+residual through permute to a grid, a shared layer applied a data-chosen number
+of times per row (bucketize, where), distillation from a frozen teacher with
+three weighted losses, an ArcFace margin (acos), mixup with probability
+targets, focal + Dice, weight-standardized convolutions with a hypernetwork
+head, EmbeddingBag with learned per_sample_weights, a bfloat16 middle block, a
+bidirectional ReLU nn.RNN, a gradient penalty by autograd.grad in the forward.
+
 Not in CI (each cell compiles a step); CI checks the mechanisms these runs
 fixed (test_training_heldout.py).
 """
@@ -223,6 +233,7 @@ import heldout_round9 as round9  # noqa: E402
 import heldout_round10 as round10  # noqa: E402
 import heldout_round11 as round11  # noqa: E402
 import heldout_round12 as round12  # noqa: E402
+import heldout_round13 as round13  # noqa: E402
 import train_matrix  # noqa: E402
 from training_cases import OPTIMIZERS, Case, language_model_loss  # noqa: E402
 
@@ -1459,6 +1470,25 @@ HELD_OUT: dict[str, Case] = {
     "euler_loop": Case(round12.euler_loop, CE, 4),
     "message_passing": Case(round12.message_passing, CE, 4),
     "frozen_middle": Case(round12.frozen_middle, CE, 5),
+    "deepseek_v2": Case(round13.deepseek_v2, language_model_loss, 256, per_token=True),
+    "cohere2": Case(round13.cohere2, language_model_loss, 256, per_token=True),
+    "swinv2": Case(round13.swinv2, CE, 5),
+    "nystromformer": Case(round13.nystromformer, CE, 5),
+    "switch_transformers": Case(round13.switch_transformers, language_model_loss, 256, per_token=True),
+    "lfm2": Case(round13.lfm2, language_model_loss, 256, per_token=True),
+    "gpt_oss": Case(round13.gpt_oss, language_model_loss, 256, per_token=True),
+    "llama4": Case(round13.llama4, language_model_loss, 256, per_token=True),
+    "mixer_permuted": Case(round13.mixer_permuted, CE, 5),
+    "adaptive_depth": Case(round13.adaptive_depth, CE, 4),
+    "distill_heads": Case(round13.distill_heads, round13.distill_loss, 5),
+    "arcface": Case(round13.arcface, round13.arcface_loss, 6),
+    "mixup_soft": Case(round13.mixup_soft, round13.mixup_loss, 5),
+    "focal_dice": Case(round13.focal_dice, round13.focal_dice_loss, 2, per_token=True),
+    "standardized_hyper": Case(round13.standardized_hyper, CE, 5),
+    "bag_weights": Case(round13.bag_weights, CE, 5),
+    "bf16_middle": Case(round13.bf16_middle, CE, 4),
+    "relu_rnn": Case(round13.relu_rnn, language_model_loss, 7, per_token=True),
+    "gradient_penalty": Case(round13.gradient_penalty, round13.penalized_loss, 3),
 }
 ROUND_7 = [name for name in HELD_OUT if name in round7.__dict__]
 """Round 7's models (`--models round7`)."""
@@ -1472,6 +1502,8 @@ ROUND_11 = [name for name, case in HELD_OUT.items() if case.build.__module__ == 
 """Round 11's models (`--models round11`)."""
 ROUND_12 = [name for name, case in HELD_OUT.items() if case.build.__module__ == round12.__name__]
 """Round 12's models (`--models round12`)."""
+ROUND_13 = [name for name, case in HELD_OUT.items() if case.build.__module__ == round13.__name__]
+"""Round 13's models (`--models round13`)."""
 
 
 def decay_groups(params: Any) -> torch.optim.Optimizer:
@@ -1496,7 +1528,7 @@ def main(argv: list[str] | None = None) -> Any:
                 "--no-dynamo"]
     given = list(sys.argv[1:] if argv is None else argv)
     rounds = {"round7": ROUND_7, "round8": ROUND_8, "round9": ROUND_9, "round10": ROUND_10, "round11": ROUND_11,
-              "round12": ROUND_12}
+              "round12": ROUND_12, "round13": ROUND_13}
     if "--models" in given and given[given.index("--models") + 1] in rounds:
         given[given.index("--models") + 1] = ",".join(rounds[given[given.index("--models") + 1]])
     if "--dynamo-only" in given:

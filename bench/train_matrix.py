@@ -460,8 +460,8 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--trace", action="store_true", help="print the traceback of a cell that raises")
     args = parser.parse_args(argv)
     print(f"# loss rtol {LOSS_RTOL}, atol {LOSS_ATOL}; {args.steps} steps", flush=True)
-    print("| model | optimizer | precision | -O | split | loss max rel diff | param max abs diff | s | verdict |")
-    print("| --- | --- | --- | --- | --- | --- | --- | --- | --- |", flush=True)
+    print("| model | optimizer | precision | -O | split | loss max rel diff | param max abs diff | s | cpu s | verdict |")
+    print("| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |", flush=True)
     failures = 0
     for model in [] if args.dynamo_only else args.models.split(","):
         for optimizer in args.optimizers.split(","):
@@ -470,7 +470,7 @@ def main(argv: list[str] | None = None) -> None:
                     for split in args.splits.split(","):
                         cell = Cell(model, optimizer, precision, level, split,
                                     Around(args.microbatches, args.max_grad_norm))
-                        start = time.perf_counter()
+                        start, start_cpu = time.perf_counter(), time.process_time()
                         try:
                             loss, param, verdict = run_cell(cell, args.steps)
                         except Exception as error:  # noqa: BLE001 - a failing cell is a row
@@ -480,7 +480,8 @@ def main(argv: list[str] | None = None) -> None:
                             verdict = f"FAIL {type(error).__name__}: {str(error).strip().splitlines()[0][:120]}"
                         failures += verdict.startswith("FAIL")
                         print(f"| {model} | {optimizer} | {precision} | {level} | {split} | {loss:.3g} | "
-                              f"{param:.3g} | {time.perf_counter() - start:.0f} | {verdict} |", flush=True)
+                              f"{param:.3g} | {time.perf_counter() - start:.0f} | {time.process_time() - start_cpu:.0f} | "
+                              f"{verdict} |", flush=True)
     if not args.no_dynamo:
         print("\n| model | -O | torch.compile grad max abs diff | verdict |\n| --- | --- | --- | --- |")
         for model in args.models.split(","):

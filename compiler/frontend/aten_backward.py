@@ -33,7 +33,9 @@ and rducc's `torch_fallbacks` applies it; what torch keeps is here:
   product and a one-hot of each row's expert.
 - `_embedding_bag_backward` (nn.EmbeddingBag's weight gradient, sum, mean
   or max): an accumulating index_put of each index's bag gradient (a
-  scatter-add at the maxima's rows for max).
+  scatter-add at the maxima's rows for max);
+  `_embedding_bag_per_sample_weights_backward` (the gradient of learned
+  per_sample_weights): each index's row dotted with its bag's gradient.
 - `grid_sampler_2d_backward` (bilinear and nearest; bicubic stays refused):
   a scatter-add of the output gradient times each corner's weight for the
   input, the corner values' differences summed over channels times the
@@ -435,9 +437,7 @@ def embedding_bag_backward(
         nonempty = (bag_size > 0).unsqueeze(1)
         rows = torch.where(nonempty, maximum_indices, torch.zeros_like(maximum_indices))
         return zeros.scatter_add(0, rows, torch.where(nonempty, grad, torch.zeros_like(grad)))
-    if offset2bag.numel() != indices.numel():  # the forward's fast sum path leaves it empty: each index's bag
-        positions = torch.arange(indices.numel(), device=indices.device).unsqueeze(1)
-        offset2bag = (offsets.unsqueeze(0) <= positions).sum(1) - 1
+    offset2bag = _bag_of_each_index(indices, offsets, offset2bag)
     contributions = grad.index_select(0, offset2bag)
     if mode == 1:
         sizes = bag_size.index_select(0, offset2bag).clamp(min=1).to(grad.dtype)
@@ -448,6 +448,30 @@ def embedding_bag_backward(
         kept = (indices != padding_idx).unsqueeze(1)
         contributions = torch.where(kept, contributions, torch.zeros_like(contributions))
     return aten.index_put(zeros, [indices], contributions, accumulate=True)
+
+
+def _bag_of_each_index(indices: torch.Tensor, offsets: torch.Tensor, offset2bag: torch.Tensor) -> torch.Tensor:
+    """The bag of each index: the forward's `offset2bag`, or, where its fast sum path left it empty, the
+    last bag starting at or before the index's position (empty bags share their start with the next)."""
+    if offset2bag.numel() == indices.numel():
+        return offset2bag
+    positions = torch.arange(indices.numel(), device=indices.device).unsqueeze(1)
+    return (offsets.unsqueeze(0) <= positions).sum(1) - 1
+
+
+@decomposes("aten._embedding_bag_per_sample_weights_backward.default")
+def embedding_bag_per_sample_weights_backward(
+    grad: torch.Tensor, weight: torch.Tensor, indices: torch.Tensor, offsets: torch.Tensor,
+    offset2bag: torch.Tensor, mode: int, padding_idx: int = -1,
+) -> torch.Tensor:
+    """The gradient of `_embedding_bag`'s per_sample_weights (mode sum, the only one torch takes them
+    in), as torch's CPU kernel: each index's weight row dotted with its bag's output gradient, zero for
+    the padding row."""
+    bags = _bag_of_each_index(indices, offsets, offset2bag)
+    products = (grad.index_select(0, bags) * weight.index_select(0, indices).to(grad.dtype)).sum(1)
+    if padding_idx >= 0:
+        products = torch.where(indices != padding_idx, products, torch.zeros_like(products))
+    return products
 
 
 # --------------------------------------------------------------------------

@@ -471,7 +471,24 @@ def export_model(model: torch.nn.Module, example_inputs: tuple, grad: bool = Fal
         except Exception as error:  # torch raises many kinds: say it was the export
             text = str(error).strip()
             first = text.splitlines()[0] if text else type(error).__name__
+            _refuse_gradient_in_forward(text, model, example_inputs, kwargs, grad, dynamic_shapes)
             raise RduccError(f"torch.export cannot export the model{_user_frame(error)}: {first}") from error
+
+
+def _refuse_gradient_in_forward(text: str, model: torch.nn.Module, example_inputs: tuple, kwargs: dict | None,
+                                grad: bool, dynamic_shapes: Any) -> None:
+    """Where the export failed on a tensor computed outside its trace, one error naming the gradient the
+    forward takes itself (`forward_gradients`), if that was the cause."""
+    from rducc.frontend.forward_gradients import UNTRACED_SYMPTOM, gradient_call
+
+    if UNTRACED_SYMPTOM not in text:
+        return
+    call = gradient_call(model, example_inputs, kwargs, grad, dynamic_shapes)
+    if call is not None:
+        raise RduccError(
+            f"the forward takes a gradient itself ({call}): torch.export does not trace autograd's engine, so "
+            "rducc cannot compile a gradient inside the forward (a gradient penalty needs the gradient of a "
+            "gradient); compute it outside the compiled program") from None
 
 
 def check_weights_match_graph(path: Path, program: torch.export.ExportedProgram) -> None:

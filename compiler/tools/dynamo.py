@@ -259,9 +259,22 @@ def _training_backend(graph: torch.fx.GraphModule, example_inputs: Sequence[Any]
     TRAINING_PARTS.clear()
     # a refused forward raises to `rducc_backend`, which runs the whole graph in eager
     backend = aot_autograd(fw_compiler=part("forward", fallback=False), bw_compiler=part("backward", fallback=True),
-                           decompositions=torch.export.default_decompositions())
+                           decompositions=_backward_decompositions())
     with checks_without_effects():  # no effect token as a graph input (rducc drops linalg's checks)
         return backend(graph, example_inputs)
+
+
+def _backward_decompositions() -> dict[Any, Callable[..., Any]]:
+    """torch.export's default table for AOT autograd, less the backward ops rducc converts whole as torch's
+    fused kernel computes them (`LAYER_NORM_AS_EAGER`), as `compile_training`'s joint graph keeps them:
+    decomposed, a 16-bit layer norm's weight and bias gradients were a bf16 rounding off eager's kernel."""
+    from rducc.frontend.aten_normalization import LAYER_NORM_AS_EAGER
+    from rducc.frontend.decompositions import overload
+
+    table = dict(torch.export.default_decompositions())
+    for name in LAYER_NORM_AS_EAGER:
+        table.pop(overload(name), None)
+    return table
 
 
 def eager_once(part: str) -> Refusal:

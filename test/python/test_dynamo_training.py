@@ -85,6 +85,18 @@ def test_cnn_with_batch_norm_in_training_mode():
     assert int(model.bn.num_batches_tracked) == 1
 
 
+def test_bf16_layer_norm_gradients_are_eagers_kernels():
+    """A bfloat16 Linear + LayerNorm: the weight and bias gradients of the layer norm are its fused kernel's
+    (`LAYER_NORM_AS_EAGER`, kept whole through AOT autograd), bit for bit; decomposed, 6 to 10 of the 16
+    were a bf16 rounding off."""
+    torch.manual_seed(0)
+    model = nn.Sequential(nn.Linear(16, 16), nn.LayerNorm(16)).bfloat16()
+    x = torch.randn(6, 16, generator=torch.Generator().manual_seed(1)).bfloat16()
+    weights = torch.randn(6, 16, generator=torch.Generator().manual_seed(2))
+    model, eager = _train_step(model, (x,), lambda y: (y.float() * weights).sum(), {"opt_level": 0})
+    _assert_same_gradients(model, eager, rtol=0, atol=0)
+
+
 def test_tiny_transformer_from_transformers():
     from transformers import LlamaConfig, LlamaForCausalLM
 

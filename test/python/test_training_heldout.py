@@ -4,7 +4,11 @@
   gradient `_embedding_bag_backward` is decomposed (aten_backward.py) as
   torch's CPU kernel computes it; the form rducc does not reproduce
   (`scale_grad_by_freq`, where torch's CPU kernel scales by another index's
-  count) is one error naming it;
+  count) is one error naming it; learned per_sample_weights get their
+  gradient (`_embedding_bag_per_sample_weights_backward`, decomposed too);
+- a forward that takes a gradient itself (torch.autograd.grad, a gradient
+  penalty) is one error naming the call and its line, not torch.export's
+  "fake tensor in the exported program constant's list";
 - a parameter the loss does not reach (read only by a value the forward
   drops, as WaveNet's last residual convolution, or only through a detach or
   an integer value such as an argmax) gets no gradient and is left as
@@ -57,6 +61,35 @@ def test_embedding_bag_gradients_are_eagers(mode: str, padding_idx: int | None) 
     expected = nn.functional.cross_entropy(reference(IDS, OFFSETS), LABELS)
     expected.backward()
     torch.testing.assert_close(torch.as_tensor(loss), expected.detach())
+    for gradient, (name, parameter) in zip(gradients, reference.named_parameters(), strict=True):
+        torch.testing.assert_close(torch.as_tensor(gradient), parameter.grad, rtol=1e-5, atol=1e-7, msg=name)
+
+
+class WeightedBags(nn.Module):
+    """A sum bag whose per_sample_weights are learned (a sigmoid of each id's own score), so the joint graph
+    holds `_embedding_bag_per_sample_weights_backward`."""
+
+    def __init__(self, padding_idx: int | None) -> None:
+        super().__init__()
+        self.bag = nn.EmbeddingBag(20, 4, mode="sum", padding_idx=padding_idx)
+        self.score = nn.Embedding(20, 1)
+        self.out = nn.Linear(4, 2)
+
+    def forward(self, ids: torch.Tensor, offsets: torch.Tensor) -> torch.Tensor:
+        weights = torch.sigmoid(self.score(ids)).squeeze(-1)
+        return self.out(self.bag(ids, offsets, per_sample_weights=weights))
+
+
+@pytest.mark.parametrize("padding_idx", [None, 3])
+def test_learned_per_sample_weights_get_eagers_gradient(padding_idx: int | None) -> None:
+    torch.manual_seed(0)
+    model = WeightedBags(padding_idx)
+    reference = copy.deepcopy(model)
+    loss, *gradients = rducc.compile_training(model, (IDS, OFFSETS, LABELS), optimizer=None,
+                                              loss_fn=nn.functional.cross_entropy, opt_level=0).step(IDS, OFFSETS,
+                                                                                                      LABELS)
+    nn.functional.cross_entropy(reference(IDS, OFFSETS), LABELS).backward()
+    torch.testing.assert_close(torch.as_tensor(loss), nn.functional.cross_entropy(reference(IDS, OFFSETS), LABELS))
     for gradient, (name, parameter) in zip(gradients, reference.named_parameters(), strict=True):
         torch.testing.assert_close(torch.as_tensor(gradient), parameter.grad, rtol=1e-5, atol=1e-7, msg=name)
 
@@ -237,3 +270,26 @@ def test_a_tensor_is_noise_driven_by_the_bare_bar_not_the_spread_widened_one() -
     allowed = PARAM_ATOL + PARAM_RTOL * eager.abs() + SPREAD_FACTOR * torch.tensor([1.3e-4, 0.0])
     assert near_float64(ours, eager, exact, allowed).all()
     assert not near_float64(exact + torch.tensor([0.0, 5e-4]), eager, exact, allowed).all(), "a real miss is caught"
+
+
+class GradientPenalty(nn.Module):
+    """A critic whose output appends the norm of its input gradient, taken by torch.autograd.grad inside the
+    forward (WGAN-GP): torch.export does not trace it."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.critic = nn.Sequential(nn.Linear(4, 8), nn.Tanh(), nn.Linear(8, 2))
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        x = x.detach().requires_grad_(True)
+        scores = self.critic(x)
+        (grad,) = torch.autograd.grad(scores.sum(), x, create_graph=True)
+        return torch.cat([scores, grad.norm(dim=1, keepdim=True)], dim=1)
+
+
+def test_a_gradient_taken_inside_the_forward_is_named_with_its_line() -> None:
+    x, labels = torch.randn(3, 4), torch.tensor([0, 1, 0])
+    with pytest.raises(RduccError, match=r"the forward takes a gradient itself \(torch.autograd.grad at "
+                                         r".*test_training_heldout.py:\d+\)"):
+        rducc.compile_training(GradientPenalty(), (x, labels), optimizer=None,
+                               loss_fn=lambda out, y: nn.functional.cross_entropy(out[:, :2], y) + out[:, 2].mean())
