@@ -189,6 +189,9 @@ class _Candidate:
     """For a recompute: the forward kernels and layer calls it runs again, producers first."""
     also: tuple[SavedValue, ...] = ()
     """For a recompute of a layer call: its other saved results the same clone gives."""
+    closing_s: float = 0.0
+    """For a spill: the part of `cost_s` that is the saving of the recomputes it closes
+    (`_closing_charge`)."""
 
     @property
     def values(self) -> tuple[SavedValue, ...]:
@@ -876,10 +879,13 @@ def _global_groups(sizes: dict[str, int], together: dict[str, list[str]]) -> lis
     return groups
 
 
-def _order(candidate: _Candidate, recompute_first: bool = False) -> tuple[bool, float, int]:
-    """Candidates are weighed cheapest per byte first, the larger first at a tie;
-    `recompute_first`: every recompute before any spill."""
-    return recompute_first and candidate.placement != Placement.RECOMPUTE, candidate.cost_per_byte, -candidate.freed
+def _order(candidate: _Candidate, recompute_first: bool = False) -> tuple[bool, float, bool, int]:
+    """Candidates are weighed cheapest per byte first (to 9 significant digits), at a
+    tie a recompute before a spill (a spill charged the saving of the recompute it
+    narrows costs per byte what the recompute does, `_closing_charge`), then the larger
+    first; `recompute_first`: every recompute before any spill."""
+    spill = candidate.placement != Placement.RECOMPUTE
+    return recompute_first and spill, float(f"{candidate.cost_per_byte:.9g}"), spill, -candidate.freed
 
 
 @dataclass
@@ -908,8 +914,11 @@ class _Plan:
     """A value it put in DDR closed a recompute candidate for good (`_closed_by_a_spill`)."""
     home: dict[str, int] = field(default_factory=dict)
     """Per global, the pipeline stage whose HBM holds it (`_Demand`)."""
+    recomputes_of: dict[SSAValue, list[_Candidate]] = field(default_factory=dict)
+    """Per value, the recompute candidates that give it or read it (`_index_recomputes`):
+    those a spill of it closes or narrows."""
 
-    def order(self, candidate: _Candidate) -> tuple[bool, float, int]:
+    def order(self, candidate: _Candidate) -> tuple[bool, float, bool, int]:
         return _order(candidate, self.recompute_first)
 
 
@@ -944,6 +953,7 @@ def plan_placements(step: TrainingStep, module: ModuleOp, target: Target, recomp
                                                 together) if recompute or c.placement != Placement.RECOMPUTE),
                         key=plan.order)
     plan.in_ddr = pricer.sets(before.values, before.globals)
+    plan.recomputes_of = _index_recomputes(candidates)
     liveness.place(liveness.intervals, placements, plan.recomputed)
     demand = _Demand(module, sizes, liveness, target.hbm_bytes)
     plan.home = demand.stage_of
@@ -1121,7 +1131,7 @@ def _first_open(candidates: list[_Candidate], plan: _Plan, pinned: set[SSAValue]
             continue
         if verdict:
             del candidates[index]
-            now = _repriced(candidate, plan, shared)
+            now = _repriced(candidate, plan, pinned, shared)
             if now is None:
                 plan.spilled_past_a_recompute |= (plan.spill_closed_a_recompute
                                                    and candidate.placement != Placement.RECOMPUTE)
@@ -1142,21 +1152,99 @@ def _closed_by_a_spill(candidate: _Candidate, plan: _Plan, shared: dict[SSAValue
     return any(plan.placements.get(m) == Placement.DDR for v in values for m in shared.get(v, [v]))
 
 
-def _repriced(candidate: _Candidate, plan: _Plan, shared: dict[SSAValue, list[SSAValue]]) -> _Candidate | None:
-    """A spill or a global to DDR priced again over what the plan has put in DDR since
-    it was priced, when that costs more now (a kernel's DDR bytes add up, its other
-    resources do not: what a spill adds never falls as the plan spills more), so that
-    it is weighed at what it adds now; None when its price holds."""
+def _repriced(candidate: _Candidate, plan: _Plan, pinned: set[SSAValue],
+              shared: dict[SSAValue, list[SSAValue]]) -> _Candidate | None:
+    """A spill or a global to DDR priced again now, when that costs more than its price:
+    over what the plan has put in DDR since it was priced (a kernel's DDR bytes add up,
+    its other resources do not: what a spill adds never falls as the plan spills more),
+    plus the saving of the recomputes a spill of a value closes (`_closing_charge`), so
+    that it is weighed at what it costs now; None when its price holds."""
     if candidate.placement == Placement.RECOMPUTE or plan.pricer is None:
         return None
+    closing = 0.0
     if candidate.saved is None:
         cost = plan.pricer.added((), candidate.global_names, plan.in_ddr)
     else:
         group = shared.get(candidate.saved.value, [candidate.saved.value])
         cost = plan.pricer.added(group, (), plan.in_ddr) / len(group)
-    if cost <= candidate.cost_s + abs(candidate.cost_s) * 1e-6 + 1e-15:  # a price may be below 0
+        closing = _closing_charge(group, plan, pinned, shared) / len(group)
+    if cost + closing <= candidate.cost_s + abs(candidate.cost_s) * 1e-6 + 1e-15:  # a price may be below 0
         return None
-    return _Candidate(cost, candidate.freed, candidate.saved, candidate.placement, candidate.global_names)
+    return _Candidate(cost + closing, candidate.freed, candidate.saved, candidate.placement,
+                      candidate.global_names, closing_s=closing)
+
+
+def _index_recomputes(candidates: Iterable[_Candidate]) -> dict[SSAValue, list[_Candidate]]:
+    """Per value, the recompute candidates that give it or whose chain reads it."""
+    found: dict[SSAValue, list[_Candidate]] = {}
+    for candidate in candidates:
+        if candidate.placement == Placement.RECOMPUTE:
+            touched = [s.value for s in candidate.values] + sorted(chain_inputs(list(candidate.chain)), key=id)
+            for value in dict.fromkeys(touched):
+                found.setdefault(value, []).append(candidate)
+    return found
+
+
+def _closing_charge(group: Sequence[SSAValue], plan: _Plan, pinned: set[SSAValue],
+                    shared: dict[SSAValue, list[SSAValue]]) -> float:
+    """The saving lost to the recompute candidates still open that a spill of `group`
+    (values sharing one placement) closes or narrows: per recompute, what freeing the
+    bytes it would still free apart from the spill's costs after the spill (its call cut
+    to the rest, `_narrowed`; when it is closed, a spill of each of those values) beyond
+    its own price for them (its cost, pro rata of its bytes). A spill of a value a layer
+    call's recompute gives frees bytes the recompute frees anyway while its cut costs
+    as much; one of a recompute's input leaves its values to costlier spills."""
+    spilled = set(group)
+    affected: dict[int, _Candidate] = {}
+    for value in group:
+        for recompute in plan.recomputes_of.get(value, ()):
+            affected.setdefault(id(recompute), recompute)
+    charge = 0.0
+    for recompute in affected.values():
+        now = _as_it_stands(recompute, plan, pinned, shared)
+        if now is not None:
+            charge += _lost_saving(now, spilled, plan, pinned, shared)
+    return charge
+
+
+def _as_it_stands(candidate: _Candidate, plan: _Plan, pinned: set[SSAValue],
+                  shared: dict[SSAValue, list[SSAValue]]) -> _Candidate | None:
+    """A recompute candidate as the plan's placements leave it: itself while open, its
+    call cut to the values not blocked (`_narrowed`), or None when closed."""
+    if not _recompute_closed(candidate, plan, pinned, shared):
+        return candidate
+    return _narrowed(candidate, plan, pinned, shared)
+
+
+def _lost_saving(recompute: _Candidate, spilled: set[SSAValue], plan: _Plan, pinned: set[SSAValue],
+                 shared: dict[SSAValue, list[SSAValue]]) -> float:
+    """What freeing the bytes `recompute` frees beyond `spilled` costs once `spilled` is
+    in DDR, less the recompute's own price for them (0 when that is no more)."""
+    lost = [s for s in recompute.values if s.value in spilled]
+    reads_spilled = not spilled.isdisjoint(chain_inputs(list(recompute.chain)))
+    if not lost and not reads_spilled:
+        return 0.0
+    rest = [s for s in recompute.values if s.value not in spilled]
+    own_price = recompute.cost_s * sum(s.bytes for s in rest) / max(recompute.freed, 1)
+    call = recompute.chain[0]
+    if rest and not reads_spilled and isinstance(call, func.CallOp) and plan.costs is not None:
+        after = _call_candidate(call, rest, plan.costs).cost_s
+    else:
+        after = sum(_spill_price(s, recompute, plan, pinned, shared) for s in rest)
+    return max(0.0, after - own_price)
+
+
+def _spill_price(saved: SavedValue, recompute: _Candidate, plan: _Plan, pinned: set[SSAValue],
+                 shared: dict[SSAValue, list[SSAValue]]) -> float:
+    """What spilling `saved` costs now (its share of its group's, `_Pricer.added`); a value
+    that cannot go to DDR at the recompute's price per byte (nothing lost on it)."""
+    group = shared.get(saved.value, [saved.value])
+    movable = plan.pricer is not None and not _is_loss(saved) and not _callee_holds_unplaced(saved.value) \
+        and not any(v not in plan.placements or v in pinned for v in group)
+    if not movable:
+        return saved.bytes * recompute.cost_per_byte
+    assert plan.pricer is not None
+    return plan.pricer.added(group, (), plan.in_ddr) / len(group)
 
 
 def _applies(candidate: _Candidate, plan: _Plan, pinned: set[SSAValue], liveness: _Liveness, at: _At,
@@ -1195,17 +1283,25 @@ def _spill_closed(candidate: _Candidate, plan: _Plan, pinned: set[SSAValue],
 def _recompute_applies(candidate: _Candidate, plan: _Plan, pinned: set[SSAValue], liveness: _Liveness, at: _At,
                        shared: dict[SSAValue, list[SSAValue]]) -> bool | None:
     """Whether a recompute frees HBM at position `at` (True), not there (False), or is
-    closed for good (None): the chain's inputs must be in HBM, none of its values
-    `_blocked`, and a kernel's value not one a callee or a view shares."""
+    closed for good (None, `_recompute_closed`)."""
+    if _recompute_closed(candidate, plan, pinned, shared):
+        return None
+    return any(liveness.frees_at(s.value, Placement.RECOMPUTE, s, at) for s in candidate.values)
+
+
+def _recompute_closed(candidate: _Candidate, plan: _Plan, pinned: set[SSAValue],
+                      shared: dict[SSAValue, list[SSAValue]]) -> bool:
+    """Whether a recompute is closed for good: the chain's inputs must be in HBM, none of
+    its values `_blocked`, and a kernel's value not one a callee or a view shares."""
     inputs = chain_inputs(list(candidate.chain))
     if any(plan.placements.get(v, Placement.HBM) != Placement.HBM for v in inputs):
-        return None
+        return True
     for saved in candidate.values:
         if _blocked(saved, plan, pinned, shared):
-            return None
+            return True
         if len(shared.get(saved.value, ())) > 1 and not isinstance(saved.producer, func.CallOp):
-            return None  # a kernel's result a callee reads at a parameter it shares, or a view's
-    return any(liveness.frees_at(s.value, Placement.RECOMPUTE, s, at) for s in candidate.values)
+            return True  # a kernel's result a callee reads at a parameter it shares, or a view's
+    return False
 
 
 def _blocked(saved: SavedValue, plan: _Plan, pinned: set[SSAValue], shared: dict[SSAValue, list[SSAValue]]) -> bool:
