@@ -161,6 +161,7 @@ from rducc.dialects.tier import GlobalOp, Tier, TierAttr
 from rducc.dialects.unchanged import unchanged
 from rducc.model.in_place import written_in_place
 from rducc.model.kernel_model import make_group
+from rducc.model.kernel_timing import kernel_link_cost
 from rducc.model.roofline import kernel_roofline_s
 from rducc.passes.common import RduPass
 from rducc.passes.rdu_fuse import Traffic, group_traffic, weigh
@@ -556,11 +557,20 @@ def kernel_seconds(kernel: KernelOp, target: Target) -> float:
     """A kernel's modeled seconds as the cost model times it, before it is tiled: its
     ops weighed as `rdu-fuse` weighs a group (`weigh`: compute and SRAM ports from
     its mapping, its boundary bytes at HBM bandwidth, the DMA start-up, the pipeline
-    fill and the launch); its roofline time when no tile plan fits (`rdu-tile`
-    splits it further, where the start-up and fill are small beside its work)."""
+    fill and the launch) and the link time of the collectives in its body
+    (`_link_s`); its roofline time when no tile plan fits (`rdu-tile` splits it
+    further, where the start-up and fill are small beside its work)."""
     ops = [op for op in kernel.body.block.ops if not isinstance(op, YieldOp)]
     seconds = weigh(ops, target).seconds if ops else float("inf")
-    return seconds if seconds != float("inf") else kernel_roofline_s(kernel, target)
+    return seconds + _link_s(kernel, target) if seconds != float("inf") else kernel_roofline_s(kernel, target)
+
+
+def _link_s(kernel: KernelOp, target: Target) -> float:
+    """The link time of the collectives in a kernel's body (a tp all-gather fused
+    with the projection that reads it), run once, which the cost model adds to the
+    kernel's time (`kernel_link_cost`) and `weigh` leaves out: a recompute runs them
+    again."""
+    return kernel_link_cost(kernel, 1, target)[0]
 
 
 _TRAFFIC: dict[KernelOp, tuple[Traffic | None, dict[int, int], dict[int, int]]] = {}
@@ -758,7 +768,12 @@ class _Pricer:
         block = op.parent_block()
         reads = [i for i, v in enumerate(op.operands)
                  if isinstance(v, BlockArgument) and v.block is block and v.index in ddr_params]
-        return self.kernel_s(op, reads)
+        return self.rerun_s(op, reads)
+
+    def rerun_s(self, kernel: KernelOp, reads: Iterable[int] = ()) -> float:
+        """A kernel run again by a recompute, reading its operands `reads` from DDR:
+        its time (`kernel_s`) and its collectives' link time (`_link_s`)."""
+        return self.kernel_s(kernel, reads) + _link_s(kernel, self.target)
 
 
 @dataclass
@@ -1072,7 +1087,7 @@ def plan_price(plan: _Plan, step: TrainingStep, target: Target, sizes: dict[str,
             continue
         for op in chain:
             if isinstance(op, KernelOp):
-                seconds += pricer.kernel_s(op, [i for i, v in enumerate(op.operands) if v in in_ddr])
+                seconds += pricer.rerun_s(op, [i for i, v in enumerate(op.operands) if v in in_ddr])
             elif plan.costs is not None:
                 seconds += plan.costs.op_s(op)
     return seconds
