@@ -1203,22 +1203,21 @@ def _index_recomputes(candidates: Iterable[_Candidate]) -> dict[SSAValue, list[_
 def _closing_charge(group: Sequence[SSAValue], plan: _Plan, pinned: set[SSAValue],
                     shared: dict[SSAValue, list[SSAValue]]) -> float:
     """The saving lost to the recompute candidates still open that a spill of `group`
-    (values sharing one placement) closes or narrows: per recompute, what freeing the
-    bytes it would still free apart from the spill's costs after the spill (its call cut
-    to the rest, `_narrowed`; when it is closed, a spill of each of those values) beyond
-    its own price for them (its cost, pro rata of its bytes). A spill of a value a layer
-    call's recompute gives frees bytes the recompute frees anyway while its cut costs
-    as much; one of a recompute's input leaves its values to costlier spills."""
+    (values sharing one placement) closes or narrows (`_lost_saving`, per recompute). A
+    spill of a value a layer call's recompute gives frees bytes the recompute frees
+    anyway while its cut costs as much; one of a recompute's input leaves its values
+    to their spills."""
     spilled = set(group)
     affected: dict[int, _Candidate] = {}
     for value in group:
         for recompute in plan.recomputes_of.get(value, ()):
             affected.setdefault(id(recompute), recompute)
+    prices: dict[SSAValue, float] = {}
     charge = 0.0
     for recompute in affected.values():
         now = _as_it_stands(recompute, plan, pinned, shared)
         if now is not None:
-            charge += _lost_saving(now, spilled, plan, pinned, shared)
+            charge += _lost_saving(now, spilled, plan, pinned, shared, prices)
     return charge
 
 
@@ -1232,34 +1231,40 @@ def _as_it_stands(candidate: _Candidate, plan: _Plan, pinned: set[SSAValue],
 
 
 def _lost_saving(recompute: _Candidate, spilled: set[SSAValue], plan: _Plan, pinned: set[SSAValue],
-                 shared: dict[SSAValue, list[SSAValue]]) -> float:
+                 shared: dict[SSAValue, list[SSAValue]], prices: dict[SSAValue, float]) -> float:
     """What freeing the bytes `recompute` frees beyond `spilled` costs once `spilled` is
-    in DDR, less the recompute's own price for them (0 when that is no more)."""
+    in DDR (the cheaper of its call cut to them and their spills; their spills when it
+    reads a spilled value), beyond what it costs now (the cheaper of the recompute's
+    price for them, its cost pro rata of its bytes, and their spills): nothing lost on
+    a recompute that costs more than spilling its values."""
     lost = [s for s in recompute.values if s.value in spilled]
     reads_spilled = not spilled.isdisjoint(chain_inputs(list(recompute.chain)))
     if not lost and not reads_spilled:
         return 0.0
     rest = [s for s in recompute.values if s.value not in spilled]
-    own_price = recompute.cost_s * sum(s.bytes for s in rest) / max(recompute.freed, 1)
+    spills = sum(_spill_price(s, recompute, plan, pinned, shared, prices) for s in rest)
+    before = min(spills, recompute.cost_s * sum(s.bytes for s in rest) / max(recompute.freed, 1))
+    after = spills
     call = recompute.chain[0]
     if rest and not reads_spilled and isinstance(call, func.CallOp) and plan.costs is not None:
-        after = _call_candidate(call, rest, plan.costs).cost_s
-    else:
-        after = sum(_spill_price(s, recompute, plan, pinned, shared) for s in rest)
-    return max(0.0, after - own_price)
+        after = min(after, _call_candidate(call, rest, plan.costs).cost_s)
+    return max(0.0, after - before)
 
 
 def _spill_price(saved: SavedValue, recompute: _Candidate, plan: _Plan, pinned: set[SSAValue],
-                 shared: dict[SSAValue, list[SSAValue]]) -> float:
-    """What spilling `saved` costs now (its share of its group's, `_Pricer.added`); a value
-    that cannot go to DDR at the recompute's price per byte (nothing lost on it)."""
+                 shared: dict[SSAValue, list[SSAValue]], prices: dict[SSAValue, float]) -> float:
+    """What spilling `saved` costs now (its share of its group's, `_Pricer.added`, kept
+    in `prices` by the group's first value); a value that cannot go to DDR at the
+    recompute's price per byte (nothing lost on it)."""
     group = shared.get(saved.value, [saved.value])
     movable = plan.pricer is not None and not _is_loss(saved) and not _callee_holds_unplaced(saved.value) \
         and not any(v not in plan.placements or v in pinned for v in group)
     if not movable:
         return saved.bytes * recompute.cost_per_byte
     assert plan.pricer is not None
-    return plan.pricer.added(group, (), plan.in_ddr) / len(group)
+    if group[0] not in prices:
+        prices[group[0]] = plan.pricer.added(group, (), plan.in_ddr) / len(group)
+    return prices[group[0]]
 
 
 def _applies(candidate: _Candidate, plan: _Plan, pinned: set[SSAValue], liveness: _Liveness, at: _At,
