@@ -47,7 +47,8 @@ cost per byte among those that free bytes at that stage's current peak:
   on chip when it takes at most a quarter of the SRAM);
 - a recompute: its chain's modeled time (`kernel_seconds`: per kernel, as the
   cost model times it before tiling, the DMA start-up, pipeline fill and launch
-  included; per layer call, its callee's kernels');
+  included, and the link time of the collectives in its body, which run again;
+  per layer call, its callee's kernels');
 - a global to DDR: what it adds to the kernels that read it, write its
   update in place and read that update back, priced the same way
   (`rdu-place-tiers` keeps the tier), with the others one outlined parameter
@@ -85,9 +86,14 @@ The plan is made with recomputes and with spills alone, and the one that fits
 and adds less modeled time is kept (`cheaper_plan`): a choice taken cheapest per
 byte at the peak is no least total (a recompute may free bytes where the spills
 the step needs anyway free them too). A plan that takes every recompute before
-any spill is weighed as well when the mixed plan stops short of fitting or spills
-on after a value it put in DDR closed a recompute (a spill's price does not count
-the recomputes it closes). Each plan is priced from its final placements
+any spill is weighed as well when the mixed plan stops short of fitting. A spill
+of a value is charged the saving it takes from the recomputes still open that it
+closes or narrows (`_closing_charge`): for each, what freeing the bytes it would
+still free costs after the spill (the call cut to them, or their spills) beyond
+what it costs before (the recompute's price for them pro rata, or their spills),
+so a value a layer call's recompute gives, spilled at nothing while the cut costs
+as much, costs what the recompute does per byte, and at a tie the recompute comes
+first. Each plan is priced from its final placements
 (`plan_price`), not its choices' prices summed as taken: every kernel its DDR
 values and globals touch, timed with all its DDR bytes at once (`_Pricer.price`),
 and the recomputes kept (a layer call's cut to what it still gives), their
@@ -922,11 +928,6 @@ class _Plan:
     """Whether the step's demand fits HBM under it (else nothing more frees HBM at the peak)."""
     recompute_first: bool = False
     """Its candidates are weighed every recompute before any spill (`_order`)."""
-    spilled_past_a_recompute: bool = False
-    """It took a spill or a global to DDR after a spill had closed a recompute for good
-    (`_first_open`): taking every recompute first may cost less."""
-    spill_closed_a_recompute: bool = False
-    """A value it put in DDR closed a recompute candidate for good (`_closed_by_a_spill`)."""
     home: dict[str, int] = field(default_factory=dict)
     """Per global, the pipeline stage whose HBM holds it (`_Demand`)."""
     recomputes_of: dict[SSAValue, list[_Candidate]] = field(default_factory=dict)
@@ -1110,16 +1111,13 @@ def cheaper_plan(step: TrainingStep, module: ModuleOp, target: Target, second: b
     plan that takes every recompute before any spill is weighed too: cheap spills of
     a layer's slot (every call's value at an index) close the recomputes of the calls,
     and those recomputes close the spills of their slots, so the mixed plan can stop
-    short of fitting where recomputing first fits (`_blocked`, `_spill_closed`). It is
-    weighed too when the mixed plan fits but took a spill or a global to DDR after a
-    value it put in DDR closed a recompute (`_closed_by_a_spill`): such a spill is
-    priced by what it adds to its kernels, not by the recomputes it closes, and what
-    the plan takes instead may cost far more per byte (the 80-layer 70B pp=2 step: the
-    weights at 10-17 ms a GB where the layer calls' recomputes were 1.4)."""
+    short of fitting where recomputing first fits (`_blocked`, `_spill_closed`). A
+    mixed plan that fits needs no such retry: a spill that closes a recompute is
+    charged the saving it takes from it (`_closing_charge`)."""
     plans = [plan_placements(step, module, target, True, second)]
     if plans[0].recomputed:
         plans.append(plan_placements(step, module, target, False, second))
-    if not plans[0].fits or plans[0].spilled_past_a_recompute:
+    if not plans[0].fits:
         plans.append(plan_placements(step, module, target, True, second, recompute_first=True))
     return min(plans, key=lambda plan: (not plan.fits, plan.cost_s))
 
@@ -1137,7 +1135,6 @@ def _first_open(candidates: list[_Candidate], plan: _Plan, pinned: set[SSAValue]
         verdict = _applies(candidate, plan, pinned, liveness, at, shared)
         if verdict is None:
             del candidates[index]
-            plan.spill_closed_a_recompute |= _closed_by_a_spill(candidate, plan, shared)
             narrower = _narrowed(candidate, plan, pinned, shared)
             if narrower is not None:
                 at_order = bisect.bisect_right(candidates, plan.order(narrower), key=plan.order)
@@ -1148,23 +1145,12 @@ def _first_open(candidates: list[_Candidate], plan: _Plan, pinned: set[SSAValue]
             del candidates[index]
             now = _repriced(candidate, plan, pinned, shared)
             if now is None:
-                plan.spilled_past_a_recompute |= (plan.spill_closed_a_recompute
-                                                   and candidate.placement != Placement.RECOMPUTE)
                 return candidate
             at_order = bisect.bisect_right(candidates, plan.order(now), key=plan.order)
             candidates.insert(at_order, now)
             continue
         index += 1
     return None
-
-
-def _closed_by_a_spill(candidate: _Candidate, plan: _Plan, shared: dict[SSAValue, list[SSAValue]]) -> bool:
-    """Whether a recompute candidate is closed because a value it gives or reads (or one
-    sharing a placement with those: every call's value of a layer's slot) is in DDR."""
-    if candidate.placement != Placement.RECOMPUTE:
-        return False
-    values = [s.value for s in candidate.values] + list(chain_inputs(list(candidate.chain)))
-    return any(plan.placements.get(m) == Placement.DDR for v in values for m in shared.get(v, [v]))
 
 
 def _repriced(candidate: _Candidate, plan: _Plan, pinned: set[SSAValue],
@@ -1242,13 +1228,19 @@ def _lost_saving(recompute: _Candidate, spilled: set[SSAValue], plan: _Plan, pin
     if not lost and not reads_spilled:
         return 0.0
     rest = [s for s in recompute.values if s.value not in spilled]
-    spills = sum(_spill_price(s, recompute, plan, pinned, shared, prices) for s in rest)
-    before = min(spills, recompute.cost_s * sum(s.bytes for s in rest) / max(recompute.freed, 1))
-    after = spills
+    pro_rata = recompute.cost_s * sum(s.bytes for s in rest) / max(recompute.freed, 1)
+    cut = float("inf")
     call = recompute.chain[0]
     if rest and not reads_spilled and isinstance(call, func.CallOp) and plan.costs is not None:
-        after = min(after, _call_candidate(call, rest, plan.costs).cost_s)
-    return max(0.0, after - before)
+        cut = _call_candidate(call, rest, plan.costs).cost_s
+    if cut <= pro_rata:
+        return 0.0  # the cut costs no more than the recompute's price for what it still frees
+    spills = 0.0
+    for saved in sorted(rest, key=lambda s: -s.bytes):  # the largest first: the sum passes both soonest
+        spills += _spill_price(saved, recompute, plan, pinned, shared, prices)
+        if spills >= cut:
+            return cut - pro_rata  # both prices below the spills: the cut's against the recompute's
+    return max(0.0, min(spills, cut) - min(spills, pro_rata))
 
 
 def _spill_price(saved: SavedValue, recompute: _Candidate, plan: _Plan, pinned: set[SSAValue],
