@@ -196,9 +196,6 @@ class _Candidate:
     """For a recompute: the forward kernels and layer calls it runs again, producers first."""
     also: tuple[SavedValue, ...] = ()
     """For a recompute of a layer call: its other saved results the same clone gives."""
-    closing_s: float = 0.0
-    """For a spill: the part of `cost_s` that is the saving of the recomputes it closes
-    (`_closing_charge`)."""
 
     @property
     def values(self) -> tuple[SavedValue, ...]:
@@ -1172,7 +1169,7 @@ def _repriced(candidate: _Candidate, plan: _Plan, pinned: set[SSAValue],
     if cost + closing <= candidate.cost_s + abs(candidate.cost_s) * 1e-6 + 1e-15:  # a price may be below 0
         return None
     return _Candidate(cost + closing, candidate.freed, candidate.saved, candidate.placement,
-                      candidate.global_names, closing_s=closing)
+                      candidate.global_names)
 
 
 def _index_recomputes(candidates: Iterable[_Candidate]) -> dict[SSAValue, list[_Candidate]]:
@@ -1180,8 +1177,7 @@ def _index_recomputes(candidates: Iterable[_Candidate]) -> dict[SSAValue, list[_
     found: dict[SSAValue, list[_Candidate]] = {}
     for candidate in candidates:
         if candidate.placement == Placement.RECOMPUTE:
-            touched = [s.value for s in candidate.values] + sorted(chain_inputs(list(candidate.chain)), key=id)
-            for value in dict.fromkeys(touched):
+            for value in {s.value for s in candidate.values} | chain_inputs(list(candidate.chain)):
                 found.setdefault(value, []).append(candidate)
     return found
 

@@ -676,7 +676,7 @@ def test_a_recompute_is_priced_with_the_link_time_of_its_collectives(tmp_path: P
                                                             else p for p in rest)]
         kept: list[float] = []
 
-        def recorded(*args, **kwargs):  # type: ignore[no-untyped-def]
+        def recorded(*args, kept=kept, **kwargs):  # type: ignore[no-untyped-def]
             plan = cheaper_plan(*args, **kwargs)
             kept.append(plan.cost_s)
             return plan
