@@ -47,7 +47,8 @@ cost per byte among those that free bytes at that stage's current peak:
   on chip when it takes at most a quarter of the SRAM);
 - a recompute: its chain's modeled time (`kernel_seconds`: per kernel, as the
   cost model times it before tiling, the DMA start-up, pipeline fill and launch
-  included; per layer call, its callee's kernels');
+  included, and the link time of the collectives in its body, which run again;
+  per layer call, its callee's kernels');
 - a global to DDR: what it adds to the kernels that read it, write its
   update in place and read that update back, priced the same way
   (`rdu-place-tiers` keeps the tier), with the others one outlined parameter
@@ -85,9 +86,14 @@ The plan is made with recomputes and with spills alone, and the one that fits
 and adds less modeled time is kept (`cheaper_plan`): a choice taken cheapest per
 byte at the peak is no least total (a recompute may free bytes where the spills
 the step needs anyway free them too). A plan that takes every recompute before
-any spill is weighed as well when the mixed plan stops short of fitting or spills
-on after a value it put in DDR closed a recompute (a spill's price does not count
-the recomputes it closes). Each plan is priced from its final placements
+any spill is weighed as well when the mixed plan stops short of fitting. A spill
+of a value is charged the saving it takes from the recomputes still open that it
+closes or narrows (`_closing_charge`): for each, what freeing the bytes it would
+still free costs after the spill (the call cut to them, or their spills) beyond
+what it costs before (the recompute's price for them pro rata, or their spills),
+so a value a layer call's recompute gives, spilled at nothing while the cut costs
+as much, costs what the recompute does per byte, and at a tie the recompute comes
+first. Each plan is priced from its final placements
 (`plan_price`), not its choices' prices summed as taken: every kernel its DDR
 values and globals touch, timed with all its DDR bytes at once (`_Pricer.price`),
 and the recomputes kept (a layer call's cut to what it still gives), their
@@ -161,6 +167,7 @@ from rducc.dialects.tier import GlobalOp, Tier, TierAttr
 from rducc.dialects.unchanged import unchanged
 from rducc.model.in_place import written_in_place
 from rducc.model.kernel_model import make_group
+from rducc.model.kernel_timing import kernel_link_cost
 from rducc.model.roofline import kernel_roofline_s
 from rducc.passes.common import RduPass
 from rducc.passes.rdu_fuse import Traffic, group_traffic, weigh
@@ -553,11 +560,20 @@ def kernel_seconds(kernel: KernelOp, target: Target) -> float:
     """A kernel's modeled seconds as the cost model times it, before it is tiled: its
     ops weighed as `rdu-fuse` weighs a group (`weigh`: compute and SRAM ports from
     its mapping, its boundary bytes at HBM bandwidth, the DMA start-up, the pipeline
-    fill and the launch); its roofline time when no tile plan fits (`rdu-tile`
-    splits it further, where the start-up and fill are small beside its work)."""
+    fill and the launch) and the link time of the collectives in its body
+    (`_link_s`); its roofline time when no tile plan fits (`rdu-tile` splits it
+    further, where the start-up and fill are small beside its work)."""
     ops = [op for op in kernel.body.block.ops if not isinstance(op, YieldOp)]
     seconds = weigh(ops, target).seconds if ops else float("inf")
-    return seconds if seconds != float("inf") else kernel_roofline_s(kernel, target)
+    return seconds + _link_s(kernel, target) if seconds != float("inf") else kernel_roofline_s(kernel, target)
+
+
+def _link_s(kernel: KernelOp, target: Target) -> float:
+    """The link time of the collectives in a kernel's body (a tp all-gather fused
+    with the projection that reads it), run once, which the cost model adds to the
+    kernel's time (`kernel_link_cost`) and `weigh` leaves out: a recompute runs them
+    again."""
+    return kernel_link_cost(kernel, 1, target)[0]
 
 
 _TRAFFIC: dict[KernelOp, tuple[Traffic | None, dict[int, int], dict[int, int]]] = {}
@@ -755,7 +771,12 @@ class _Pricer:
         block = op.parent_block()
         reads = [i for i, v in enumerate(op.operands)
                  if isinstance(v, BlockArgument) and v.block is block and v.index in ddr_params]
-        return self.kernel_s(op, reads)
+        return self.rerun_s(op, reads)
+
+    def rerun_s(self, kernel: KernelOp, reads: Iterable[int] = ()) -> float:
+        """A kernel run again by a recompute, reading its operands `reads` from DDR:
+        its time (`kernel_s`) and its collectives' link time (`_link_s`)."""
+        return self.kernel_s(kernel, reads) + _link_s(kernel, self.target)
 
 
 @dataclass
@@ -876,10 +897,13 @@ def _global_groups(sizes: dict[str, int], together: dict[str, list[str]]) -> lis
     return groups
 
 
-def _order(candidate: _Candidate, recompute_first: bool = False) -> tuple[bool, float, int]:
-    """Candidates are weighed cheapest per byte first, the larger first at a tie;
-    `recompute_first`: every recompute before any spill."""
-    return recompute_first and candidate.placement != Placement.RECOMPUTE, candidate.cost_per_byte, -candidate.freed
+def _order(candidate: _Candidate, recompute_first: bool = False) -> tuple[bool, float, bool, int]:
+    """Candidates are weighed cheapest per byte first (to 9 significant digits), at a
+    tie a recompute before a spill (a spill charged the saving of the recompute it
+    narrows costs per byte what the recompute does, `_closing_charge`), then the larger
+    first; `recompute_first`: every recompute before any spill."""
+    spill = candidate.placement != Placement.RECOMPUTE
+    return recompute_first and spill, float(f"{candidate.cost_per_byte:.9g}"), spill, -candidate.freed
 
 
 @dataclass
@@ -901,15 +925,13 @@ class _Plan:
     """Whether the step's demand fits HBM under it (else nothing more frees HBM at the peak)."""
     recompute_first: bool = False
     """Its candidates are weighed every recompute before any spill (`_order`)."""
-    spilled_past_a_recompute: bool = False
-    """It took a spill or a global to DDR after a spill had closed a recompute for good
-    (`_first_open`): taking every recompute first may cost less."""
-    spill_closed_a_recompute: bool = False
-    """A value it put in DDR closed a recompute candidate for good (`_closed_by_a_spill`)."""
     home: dict[str, int] = field(default_factory=dict)
     """Per global, the pipeline stage whose HBM holds it (`_Demand`)."""
+    recomputes_of: dict[SSAValue, list[_Candidate]] = field(default_factory=dict)
+    """Per value, the recompute candidates that give it or read it (`_index_recomputes`):
+    those a spill of it closes or narrows."""
 
-    def order(self, candidate: _Candidate) -> tuple[bool, float, int]:
+    def order(self, candidate: _Candidate) -> tuple[bool, float, bool, int]:
         return _order(candidate, self.recompute_first)
 
 
@@ -944,6 +966,7 @@ def plan_placements(step: TrainingStep, module: ModuleOp, target: Target, recomp
                                                 together) if recompute or c.placement != Placement.RECOMPUTE),
                         key=plan.order)
     plan.in_ddr = pricer.sets(before.values, before.globals)
+    plan.recomputes_of = _index_recomputes(candidates)
     liveness.place(liveness.intervals, placements, plan.recomputed)
     demand = _Demand(module, sizes, liveness, target.hbm_bytes)
     plan.home = demand.stage_of
@@ -1062,7 +1085,7 @@ def plan_price(plan: _Plan, step: TrainingStep, target: Target, sizes: dict[str,
             continue
         for op in chain:
             if isinstance(op, KernelOp):
-                seconds += pricer.kernel_s(op, [i for i, v in enumerate(op.operands) if v in in_ddr])
+                seconds += pricer.rerun_s(op, [i for i, v in enumerate(op.operands) if v in in_ddr])
             elif plan.costs is not None:
                 seconds += plan.costs.op_s(op)
     return seconds
@@ -1085,16 +1108,13 @@ def cheaper_plan(step: TrainingStep, module: ModuleOp, target: Target, second: b
     plan that takes every recompute before any spill is weighed too: cheap spills of
     a layer's slot (every call's value at an index) close the recomputes of the calls,
     and those recomputes close the spills of their slots, so the mixed plan can stop
-    short of fitting where recomputing first fits (`_blocked`, `_spill_closed`). It is
-    weighed too when the mixed plan fits but took a spill or a global to DDR after a
-    value it put in DDR closed a recompute (`_closed_by_a_spill`): such a spill is
-    priced by what it adds to its kernels, not by the recomputes it closes, and what
-    the plan takes instead may cost far more per byte (the 80-layer 70B pp=2 step: the
-    weights at 10-17 ms a GB where the layer calls' recomputes were 1.4)."""
+    short of fitting where recomputing first fits (`_blocked`, `_spill_closed`). A
+    mixed plan that fits needs no such retry: a spill that closes a recompute is
+    charged the saving it takes from it (`_closing_charge`)."""
     plans = [plan_placements(step, module, target, True, second)]
     if plans[0].recomputed:
         plans.append(plan_placements(step, module, target, False, second))
-    if not plans[0].fits or plans[0].spilled_past_a_recompute:
+    if not plans[0].fits:
         plans.append(plan_placements(step, module, target, True, second, recompute_first=True))
     return min(plans, key=lambda plan: (not plan.fits, plan.cost_s))
 
@@ -1112,7 +1132,6 @@ def _first_open(candidates: list[_Candidate], plan: _Plan, pinned: set[SSAValue]
         verdict = _applies(candidate, plan, pinned, liveness, at, shared)
         if verdict is None:
             del candidates[index]
-            plan.spill_closed_a_recompute |= _closed_by_a_spill(candidate, plan, shared)
             narrower = _narrowed(candidate, plan, pinned, shared)
             if narrower is not None:
                 at_order = bisect.bisect_right(candidates, plan.order(narrower), key=plan.order)
@@ -1121,10 +1140,8 @@ def _first_open(candidates: list[_Candidate], plan: _Plan, pinned: set[SSAValue]
             continue
         if verdict:
             del candidates[index]
-            now = _repriced(candidate, plan, shared)
+            now = _repriced(candidate, plan, pinned, shared)
             if now is None:
-                plan.spilled_past_a_recompute |= (plan.spill_closed_a_recompute
-                                                   and candidate.placement != Placement.RECOMPUTE)
                 return candidate
             at_order = bisect.bisect_right(candidates, plan.order(now), key=plan.order)
             candidates.insert(at_order, now)
@@ -1133,30 +1150,109 @@ def _first_open(candidates: list[_Candidate], plan: _Plan, pinned: set[SSAValue]
     return None
 
 
-def _closed_by_a_spill(candidate: _Candidate, plan: _Plan, shared: dict[SSAValue, list[SSAValue]]) -> bool:
-    """Whether a recompute candidate is closed because a value it gives or reads (or one
-    sharing a placement with those: every call's value of a layer's slot) is in DDR."""
-    if candidate.placement != Placement.RECOMPUTE:
-        return False
-    values = [s.value for s in candidate.values] + list(chain_inputs(list(candidate.chain)))
-    return any(plan.placements.get(m) == Placement.DDR for v in values for m in shared.get(v, [v]))
-
-
-def _repriced(candidate: _Candidate, plan: _Plan, shared: dict[SSAValue, list[SSAValue]]) -> _Candidate | None:
-    """A spill or a global to DDR priced again over what the plan has put in DDR since
-    it was priced, when that costs more now (a kernel's DDR bytes add up, its other
-    resources do not: what a spill adds never falls as the plan spills more), so that
-    it is weighed at what it adds now; None when its price holds."""
+def _repriced(candidate: _Candidate, plan: _Plan, pinned: set[SSAValue],
+              shared: dict[SSAValue, list[SSAValue]]) -> _Candidate | None:
+    """A spill or a global to DDR priced again now, when that costs more than its price:
+    over what the plan has put in DDR since it was priced (a kernel's DDR bytes add up,
+    its other resources do not: what a spill adds never falls as the plan spills more),
+    plus the saving of the recomputes a spill of a value closes (`_closing_charge`), so
+    that it is weighed at what it costs now; None when its price holds."""
     if candidate.placement == Placement.RECOMPUTE or plan.pricer is None:
         return None
+    closing = 0.0
     if candidate.saved is None:
         cost = plan.pricer.added((), candidate.global_names, plan.in_ddr)
     else:
         group = shared.get(candidate.saved.value, [candidate.saved.value])
         cost = plan.pricer.added(group, (), plan.in_ddr) / len(group)
-    if cost <= candidate.cost_s + abs(candidate.cost_s) * 1e-6 + 1e-15:  # a price may be below 0
+        closing = _closing_charge(group, plan, pinned, shared) / len(group)
+    if cost + closing <= candidate.cost_s + abs(candidate.cost_s) * 1e-6 + 1e-15:  # a price may be below 0
         return None
-    return _Candidate(cost, candidate.freed, candidate.saved, candidate.placement, candidate.global_names)
+    return _Candidate(cost + closing, candidate.freed, candidate.saved, candidate.placement,
+                      candidate.global_names)
+
+
+def _index_recomputes(candidates: Iterable[_Candidate]) -> dict[SSAValue, list[_Candidate]]:
+    """Per value, the recompute candidates that give it or whose chain reads it."""
+    found: dict[SSAValue, list[_Candidate]] = {}
+    for candidate in candidates:
+        if candidate.placement == Placement.RECOMPUTE:
+            for value in {s.value for s in candidate.values} | chain_inputs(list(candidate.chain)):
+                found.setdefault(value, []).append(candidate)
+    return found
+
+
+def _closing_charge(group: Sequence[SSAValue], plan: _Plan, pinned: set[SSAValue],
+                    shared: dict[SSAValue, list[SSAValue]]) -> float:
+    """The saving lost to the recompute candidates still open that a spill of `group`
+    (values sharing one placement) closes or narrows (`_lost_saving`, per recompute). A
+    spill of a value a layer call's recompute gives frees bytes the recompute frees
+    anyway while its cut costs as much; one of a recompute's input leaves its values
+    to their spills."""
+    spilled = set(group)
+    affected: dict[int, _Candidate] = {}
+    for value in group:
+        for recompute in plan.recomputes_of.get(value, ()):
+            affected.setdefault(id(recompute), recompute)
+    prices: dict[SSAValue, float] = {}
+    charge = 0.0
+    for recompute in affected.values():
+        now = _as_it_stands(recompute, plan, pinned, shared)
+        if now is not None:
+            charge += _lost_saving(now, spilled, plan, pinned, shared, prices)
+    return charge
+
+
+def _as_it_stands(candidate: _Candidate, plan: _Plan, pinned: set[SSAValue],
+                  shared: dict[SSAValue, list[SSAValue]]) -> _Candidate | None:
+    """A recompute candidate as the plan's placements leave it: itself while open, its
+    call cut to the values not blocked (`_narrowed`), or None when closed."""
+    if not _recompute_closed(candidate, plan, pinned, shared):
+        return candidate
+    return _narrowed(candidate, plan, pinned, shared)
+
+
+def _lost_saving(recompute: _Candidate, spilled: set[SSAValue], plan: _Plan, pinned: set[SSAValue],
+                 shared: dict[SSAValue, list[SSAValue]], prices: dict[SSAValue, float]) -> float:
+    """What freeing the bytes `recompute` frees beyond `spilled` costs once `spilled` is
+    in DDR (the cheaper of its call cut to them and their spills; their spills when it
+    reads a spilled value), beyond what it costs now (the cheaper of the recompute's
+    price for them, its cost pro rata of its bytes, and their spills): nothing lost on
+    a recompute that costs more than spilling its values."""
+    lost = [s for s in recompute.values if s.value in spilled]
+    reads_spilled = not spilled.isdisjoint(chain_inputs(list(recompute.chain)))
+    if not lost and not reads_spilled:
+        return 0.0
+    rest = [s for s in recompute.values if s.value not in spilled]
+    pro_rata = recompute.cost_s * sum(s.bytes for s in rest) / max(recompute.freed, 1)
+    cut = float("inf")
+    call = recompute.chain[0]
+    if rest and not reads_spilled and isinstance(call, func.CallOp) and plan.costs is not None:
+        cut = _call_candidate(call, rest, plan.costs).cost_s
+    if cut <= pro_rata:
+        return 0.0  # the cut costs no more than the recompute's price for what it still frees
+    spills = 0.0
+    for saved in sorted(rest, key=lambda s: -s.bytes):  # the largest first: the sum passes both soonest
+        spills += _spill_price(saved, recompute, plan, pinned, shared, prices)
+        if spills >= cut:
+            return cut - pro_rata  # both prices below the spills: the cut's against the recompute's
+    return max(0.0, min(spills, cut) - min(spills, pro_rata))
+
+
+def _spill_price(saved: SavedValue, recompute: _Candidate, plan: _Plan, pinned: set[SSAValue],
+                 shared: dict[SSAValue, list[SSAValue]], prices: dict[SSAValue, float]) -> float:
+    """What spilling `saved` costs now (its share of its group's, `_Pricer.added`, kept
+    in `prices` by the group's first value); a value that cannot go to DDR at the
+    recompute's price per byte (nothing lost on it)."""
+    group = shared.get(saved.value, [saved.value])
+    movable = plan.pricer is not None and not _is_loss(saved) and not _callee_holds_unplaced(saved.value) \
+        and not any(v not in plan.placements or v in pinned for v in group)
+    if not movable:
+        return saved.bytes * recompute.cost_per_byte
+    assert plan.pricer is not None
+    if group[0] not in prices:
+        prices[group[0]] = plan.pricer.added(group, (), plan.in_ddr) / len(group)
+    return prices[group[0]]
 
 
 def _applies(candidate: _Candidate, plan: _Plan, pinned: set[SSAValue], liveness: _Liveness, at: _At,
@@ -1195,17 +1291,25 @@ def _spill_closed(candidate: _Candidate, plan: _Plan, pinned: set[SSAValue],
 def _recompute_applies(candidate: _Candidate, plan: _Plan, pinned: set[SSAValue], liveness: _Liveness, at: _At,
                        shared: dict[SSAValue, list[SSAValue]]) -> bool | None:
     """Whether a recompute frees HBM at position `at` (True), not there (False), or is
-    closed for good (None): the chain's inputs must be in HBM, none of its values
-    `_blocked`, and a kernel's value not one a callee or a view shares."""
+    closed for good (None, `_recompute_closed`)."""
+    if _recompute_closed(candidate, plan, pinned, shared):
+        return None
+    return any(liveness.frees_at(s.value, Placement.RECOMPUTE, s, at) for s in candidate.values)
+
+
+def _recompute_closed(candidate: _Candidate, plan: _Plan, pinned: set[SSAValue],
+                      shared: dict[SSAValue, list[SSAValue]]) -> bool:
+    """Whether a recompute is closed for good: the chain's inputs must be in HBM, none of
+    its values `_blocked`, and a kernel's value not one a callee or a view shares."""
     inputs = chain_inputs(list(candidate.chain))
     if any(plan.placements.get(v, Placement.HBM) != Placement.HBM for v in inputs):
-        return None
+        return True
     for saved in candidate.values:
         if _blocked(saved, plan, pinned, shared):
-            return None
+            return True
         if len(shared.get(saved.value, ())) > 1 and not isinstance(saved.producer, func.CallOp):
-            return None  # a kernel's result a callee reads at a parameter it shares, or a view's
-    return any(liveness.frees_at(s.value, Placement.RECOMPUTE, s, at) for s in candidate.values)
+            return True  # a kernel's result a callee reads at a parameter it shares, or a view's
+    return False
 
 
 def _blocked(saved: SavedValue, plan: _Plan, pinned: set[SSAValue], shared: dict[SSAValue, list[SSAValue]]) -> bool:
