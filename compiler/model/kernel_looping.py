@@ -66,6 +66,12 @@ class KernelLoop:
     reloads: int = 0
     """Configuration loads a later iteration pays: its kernels whose configuration the
     units do not hold when they start (compiler/model/configuration.py)."""
+    shared: int = 0
+    """Where the body's kernels of several configurations hold one
+    (compiler/model/shared_configuration.py), loaded once for the loop: how many
+    it holds (0: not so)."""
+    not_shared: str = ""
+    """Why a body of several configurations does not hold them as one."""
     launches_saved: int = 0
     saved_s: float = 0.0
     """Launch and DMA start-up time the loop does not pay (before overlaps), less the
@@ -106,13 +112,16 @@ def call_runs(block: Block) -> list[list[func.CallOp]]:
 
 
 def plan_loops(block: Block, callee_kernels: dict[str, int], enabled: bool
-               ) -> tuple[list[KernelLoop], set[Operation], set[Operation]]:
+               ) -> tuple[list[KernelLoop], set[Operation], set[Operation], set[Operation]]:
     """The block's runs as `KernelLoop`s, the calls of looped runs after the first of
-    each (the later iterations: they pay no launch or fill), and those of candidate
-    runs (a callee of several kernels: looped when it pays, `cost_model.settle_loops`)."""
+    each (the later iterations: they pay no launch or fill), those of candidate
+    runs (a callee of several kernels: looped when it pays, `cost_model.settle_loops`)
+    and the first calls of candidate runs (whose kernels after the first loop too
+    where the body is held as one configuration)."""
     loops: list[KernelLoop] = []
     later: set[Operation] = set()
     candidates: set[Operation] = set()
+    heads: set[Operation] = set()
     for run in call_runs(block):
         callee = run[0].callee.string_value()
         kernels = callee_kernels.get(callee, 0)
@@ -122,7 +131,9 @@ def plan_loops(block: Block, callee_kernels: dict[str, int], enabled: bool
         loops.append(KernelLoop(callee, len(run), kernels, looped=not reason and kernels == 1, reason=reason))
         if not reason:
             (later if kernels == 1 else candidates).update(run[1:])
-    return loops, later, candidates
+            if kernels > 1:
+                heads.add(run[0])
+    return loops, later, candidates, heads
 
 
 __all__ = ["KernelLoop", "NO_CHIP_WORK", "call_runs", "plan_loops"]
