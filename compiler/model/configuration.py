@@ -20,7 +20,8 @@ the back edge the body's last) had another configuration, or ran in several
 sections (its last section's configuration is loaded then, not its first).
 Nothing else runs on the units between two kernels of one body, nor between
 two calls of a loop (only bookkeeping stands there), so nothing else
-overwrites them.
+overwrites them. Where the units hold a body's several configurations side
+by side, none is loaded (compiler/model/shared_configuration.py).
 """
 
 from __future__ import annotations

@@ -105,7 +105,9 @@ A run of a callee of several kernels loops, a kernel paying a
 `reconfigure_s` every later iteration where the kernel before it (across the
 loop's back edge too) left another configuration loaded
 (compiler/model/configuration.py), only where that costs no more than
-calling them (`settle_loops`).
+calling them (`settle_loops`). A body of one configuration, or of several
+the units hold side by side (compiler/model/shared_configuration.py, taken
+where it costs no more), loads none an iteration and is launched once.
 
 One walk, one timing: `walk_placed` (program_walk.py) returns each kernel as it runs as a
 `KernelRecord` keyed to its ops (compute, transfers, the calls it runs

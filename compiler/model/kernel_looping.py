@@ -23,12 +23,15 @@ says `kernel_looping = true`:
   iteration) stay loaded;
 - a run of a callee of several kernels (a layer `rdu-fuse{level=2}` could not
   hold in one kernel: a mixture of experts on one socket, a layer on a small
-  SRAM) is a *candidate*: a loop whose body is the callee's kernels in order,
-  each loading its configuration every iteration (`reconfigure_s`, the chip
-  cannot hold them all) in place of the launch and DMA start-up it saves.
-  The cost model loops it only when that does not cost more
-  (`cost_model.settle_loops`, with the target's figures); otherwise it is
-  not looped and says why;
+  SRAM, a period of layers of several kinds) is a *candidate*: a loop whose
+  body is the callee's kernels in order, each loading its configuration every
+  iteration where the units do not hold it (`reconfigure_s`) in place of the
+  launch and DMA start-up it saves, or none where the body is one
+  configuration or the units hold its several as one
+  (compiler/model/shared_configuration.py; then the first call's kernels
+  after the first loop too: its calls are the run's *head*). The cost model
+  loops it only when that does not cost more (`cost_model.settle_loops`, with
+  the target's figures); otherwise it is not looped and says why;
 - in a looped run, every call after the first runs its kernels with no
   `launch_s` and no `fill_s` (the DMA start-up and the first tile's load are
   issued during the previous iteration: its feeds stream into the buffers in
