@@ -50,7 +50,7 @@ from rducc.targets import Target
 
 @dataclass
 class _Range:
-    """A run of units the period holds for one signature's n-th stage or buffer."""
+    """A run of units the period holds for one key's n-th stage or buffer."""
 
     least: int
     most: int
@@ -74,17 +74,18 @@ def _numbered(keys: Sequence[Hashable]) -> list[Key]:
     return numbered
 
 
-def _value_keys(body: KernelBody, sizes: Sequence[int]) -> dict[SSAValue, Hashable]:
+def _value_keys(body: KernelBody, sizes: Sequence[int], interned: dict[Hashable, int]) -> dict[SSAValue, int]:
     """What computes each body value: an input by its type and reserved bytes (and
     which of the inputs alike it is), a result by its op's `unit_signature` and the
     keys of its operands, so two kernels' values have one key exactly when the same
-    ops made them from inputs alike."""
-    keys: dict[SSAValue, Hashable] = dict(zip(body.inputs, _numbered(
-        [("input", value.type, size) for value, size in zip(body.inputs, sizes)])))
+    ops made them from inputs alike. Each key is interned (`interned`, shared by the
+    kernels compared) as a number, so a key stays flat however deep the body."""
+    keys = {value: interned.setdefault(key, len(interned)) for value, key in zip(body.inputs, _numbered(
+        [("input", value.type, size) for value, size in zip(body.inputs, sizes)]))}
     for op in body.ops:
-        made = (unit_signature(op), tuple(keys.get(value, "outside") for value in op.operands))
+        made = (unit_signature(op), tuple(keys.get(value, -1) for value in op.operands))
         for number, result in enumerate(op.results):
-            keys[result] = (made, number)
+            keys[result] = interned.setdefault((made, number), len(interned))
     return keys
 
 
@@ -92,15 +93,15 @@ Entry = tuple[Key, int, int, int, float]
 """(range key, stage op index or buffer index, least units, most units, work a tile)."""
 
 
-def _entries(body: KernelBody, target: Target) -> tuple[list[Entry], list[Entry]]:
+def _entries(body: KernelBody, target: Target, interned: dict[Hashable, int]) -> tuple[list[Entry], list[Entry]]:
     """Each stage of `body` and each buffer with its range key: a stage's the key of
     its op's first result (`_value_keys`), a buffer's that of the value it holds."""
     buffers = buffer_works(body, target)
-    keys = _value_keys(body, [b.size for b in buffers])
+    keys = _value_keys(body, [b.size for b in buffers], interned)
     stages = body_stages(body, target)
     stage_keys = _numbered([keys[body.ops[s.index].results[0]] if body.ops[s.index].results
                             else unit_signature(body.ops[s.index]) for s in stages])
-    buffer_keys = _numbered([keys.get(b.value, "outside") for b in buffers])
+    buffer_keys = _numbered([keys.get(b.value, -1) for b in buffers])
     return ([(key, s.index, s.least, s.most, s.seconds) for key, s in zip(stage_keys, stages)],
             [(key, b.index, b.least, b.most, float(b.traffic)) for key, b in zip(buffer_keys, buffers)])
 
@@ -129,7 +130,8 @@ def shared_mappings(computes: Sequence[ComputeOp], target: Target) -> list[Kerne
     mapped onto its part of one configuration that holds them all (the module
     docstring's rules), or why the units do not hold them at once."""
     bodies = [compute_body(compute) for compute in computes]
-    entries = [_entries(body, target) for body in bodies]
+    interned: dict[Hashable, int] = {}
+    entries = [_entries(body, target, interned) for body in bodies]
     stages, buffers = [e[0] for e in entries], [e[1] for e in entries]
     pcu_ranges = _ranges(stages, target.pcus)
     pmu_ranges = _ranges(buffers, target.pmus)
