@@ -20,7 +20,8 @@ the back edge the body's last) had another configuration, or ran in several
 sections (its last section's configuration is loaded then, not its first).
 Nothing else runs on the units between two kernels of one body, nor between
 two calls of a loop (only bookkeeping stands there), so nothing else
-overwrites them.
+overwrites them. Where the units hold a body's several configurations side
+by side, none is loaded (compiler/model/shared_configuration.py).
 """
 
 from __future__ import annotations
@@ -70,6 +71,15 @@ def _op(op: Operation, numbers: dict[SSAValue, int]) -> Hashable:
     return (op.name, operands, tuple(r.type for r in op.results), _attributes(op), regions)
 
 
+def unit_signature(op: Operation) -> Hashable:
+    """What a unit running `op` as a stage is programmed with, wherever its operands
+    come from: its name, operand and result types, attributes but provenance and
+    regions (compiler/model/shared_configuration.py)."""
+    numbers: dict[SSAValue, int] = {}
+    regions = tuple(tuple(_block(block, numbers) for block in region.blocks) for region in op.regions)
+    return (op.name, tuple(v.type for v in op.operands), tuple(r.type for r in op.results), _attributes(op), regions)
+
+
 def body_reloads(body: Sequence[ComputeOp], sections: Sequence[int]) -> list[bool]:
     """For each kernel of a loop body (in order; `sections`, each one's on the target),
     whether a later iteration loads its configuration: the kernel before it (the last,
@@ -79,4 +89,4 @@ def body_reloads(body: Sequence[ComputeOp], sections: Sequence[int]) -> list[boo
             for index, compute in enumerate(body)]
 
 
-__all__ = ["PROVENANCE", "body_reloads", "configuration_of"]
+__all__ = ["PROVENANCE", "body_reloads", "configuration_of", "unit_signature"]

@@ -105,7 +105,9 @@ A run of a callee of several kernels loops, a kernel paying a
 `reconfigure_s` every later iteration where the kernel before it (across the
 loop's back edge too) left another configuration loaded
 (compiler/model/configuration.py), only where that costs no more than
-calling them (`settle_loops`).
+calling them (`settle_loops`). A body of one configuration, or of several
+the units hold side by side (compiler/model/shared_configuration.py, taken
+where it costs no more), loads none an iteration and is launched once.
 
 One walk, one timing: `walk_placed` (program_walk.py) returns each kernel as it runs as a
 `KernelRecord` keyed to its ops (compute, transfers, the calls it runs
@@ -143,7 +145,7 @@ from __future__ import annotations
 
 import json
 from collections import Counter
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Hashable, Mapping
 from dataclasses import asdict, dataclass, field, replace
 
 from xdsl.dialects import func
@@ -157,10 +159,10 @@ from rducc.dialects.program import functions, global_stages
 from rducc.dialects.rdu import dataflow as rdu
 from rducc.dialects.rdu.host_call import HostCallOp
 from rducc.dialects.shapes import value_bytes
-from rducc.dialects.tier import GlobalOp
+from rducc.dialects.tier import ComputeOp, GlobalOp
 from rducc.dialects.unchanged import unchanged
 from rducc.errors import RduccError
-from rducc.model.configuration import body_reloads
+from rducc.model.configuration import body_reloads, configuration_of
 from rducc.model.kernel_looping import KernelLoop
 from rducc.model.kernel_timing import (
     KernelCost,
@@ -173,6 +175,7 @@ from rducc.model.kernel_timing import (
 from rducc.model.overlap_schedule import kernel_costs
 from rducc.model.program_walk import KernelRecord, ProgramWalk, walk_placed
 from rducc.model.ranges import Ranges, headline_ranges
+from rducc.model.shared_configuration import shared_mappings
 from rducc.targets import Target
 
 
@@ -384,9 +387,8 @@ def _estimate(module: ModuleOp, target: Target, walk: ProgramWalk | None) -> Rep
     if peak > target.sram_bytes:
         raise RduccError(f"cost model: the program's SRAM plan needs {peak} bytes at its peak, more than "
                          f"target {target.name}'s sram_bytes ({target.sram_bytes}); compile it for that target")
-    records, loops = settle_loops(walk, target)  # this report's own: `_count_savings` fills them for `target`
+    records, loops = settle_loops(walk, target)  # this report's own, counted for `target`
     kernels = kernel_costs(records, target, sram_room_bytes(module))
-    _count_savings(loops, walk.by_function, target)
     hosts = [host_call_cost(op, target) for op in walk.host_calls]
     total = sum(k.modeled_time_s for k in kernels) + sum(h.modeled_time_s for h in hosts)
     for k in kernels:
@@ -429,22 +431,87 @@ def _loop_gain_s(body: list[KernelRecord], loads: list[bool], target: Target) ->
     return gain
 
 
+def _calls_s(body: list[KernelRecord], loads: list[bool], calls: int, target: Target, held: bool = False) -> float:
+    """The time of `calls` looped calls of these kernels (a callee's, in order): the
+    first as called (`held`, a body held as one configuration: its first kernel
+    only), each later one looped, `loads` marking its kernels that load their
+    configuration."""
+    works = [kernel_work(record, target) for record in body]
+    first = works[:1] if held else works
+    looped = works[1:] if held else []
+    return (sum(kernel_time(work, target).modeled_time_s for work in first)
+            + sum(kernel_time(work, target, looped=True).modeled_time_s for work in looped)
+            + (calls - 1) * sum(kernel_time(work, target, looped=True, reloaded=load).modeled_time_s
+                                for work, load in zip(works, loads)))
+
+
+def _shared_body(loop: KernelLoop, body: list[KernelRecord], loads: list[bool], target: Target
+                 ) -> list[KernelRecord] | None:
+    """The body's kernels on their parts of one configuration that holds its several
+    (compiler/model/shared_configuration.py) where the units hold them at once and its
+    calls, looped with no configuration load, cost no more than the best of looping
+    them as they are (`loads`) and calling them (`loop.shared` set); else None,
+    `loop.not_shared` saying why."""
+    distinct: dict[Hashable, ComputeOp] = {}
+    for record in body:
+        distinct.setdefault(configuration_of(record.op), record.op)
+    mappings = shared_mappings(list(distinct.values()), target)
+    if isinstance(mappings, str):
+        loop.not_shared = f"not one configuration: {mappings}"
+        return None
+    part = dict(zip(distinct, mappings))  # a kernel alike another runs on the same units
+    shared = [replace(record, mapping=part[configuration_of(record.op)]) for record in body]
+    looped_s = _calls_s(body, loads, loop.calls, target)
+    called_s = loop.calls * sum(kernel_time(kernel_work(record, target), target).modeled_time_s for record in body)
+    shared_s = _calls_s(shared, [False] * len(body), loop.calls, target, held=True)
+    if shared_s > min(looped_s, called_s):
+        versus = (f"loading {sum(loads)} configurations an iteration" if looped_s <= called_s
+                  else "calling them unlooped")
+        loop.not_shared = (f"not one configuration: on their parts of the units its {len(body)} kernels take "
+                           f"{(shared_s - min(looped_s, called_s)) * 1e6:.2f} us more over {loop.calls} calls "
+                           f"than {versus}")
+        return None
+    loop.shared = len(distinct)
+    return shared
+
+
 def settle_loops(walk: ProgramWalk, target: Target) -> tuple[list[KernelRecord], list[KernelLoop]]:
     """The walk's kernels and runs with each candidate loop (a callee of several
     kernels, compiler/model/kernel_looping.py) looped when a later iteration costs
     no more looped than called, on `target`; otherwise not looped, saying why. A
-    looped kernel is `reloaded` where the units do not hold its configuration
-    (`body_loads`)."""
+    body of several configurations runs as one that holds them all where that
+    costs no more (`_shared_body`: each kernel's record carries its part's
+    mapping, and no iteration loads one); otherwise a looped kernel is `reloaded`
+    where the units do not hold its configuration (`body_loads`). A body of one
+    configuration, or held as one, is launched once: its first call's kernels
+    after the first loop too (`KernelRecord.head`). Each looped run's launches
+    saved and launch + fill time not paid, less its configuration loads, are
+    counted."""
     loops = [replace(loop) for loop in walk.loops]  # this report's own
+    shared_bodies: dict[str, list[KernelRecord]] = {}
+    tried: set[str] = set()
     paying: set[str] = set()
     reloading: set[Operation] = set()
+    held: dict[str, Operation] = {}  # a callee held as one configuration: its first kernel
     for loop in loops:
         if loop.reason:
             continue
         body = walk.by_function[loop.callee]
         loads = body_loads(body, target)
+        if len(body) > 1 and loop.callee not in tried:  # already one configuration, or held as one
+            tried.add(loop.callee)
+            found = _shared_body(loop, body, loads, target) if any(loads) else body
+            if found is not None:
+                shared_bodies[loop.callee] = found
+        if loop.callee in shared_bodies:
+            body, loads = shared_bodies[loop.callee], [False] * len(body)
+            loop.shared = len({configuration_of(record.op) for record in body})
         loop.reloads = sum(loads)
         if not loop.looped and _loop_gain_s(body, loads, target) < 0:
+            if shared_bodies.pop(loop.callee, None) is not None:  # the loop not taken: no part of the units
+                loop.shared, body = 0, walk.by_function[loop.callee]
+                loads = body_loads(body, target)
+                loop.reloads = sum(loads)
             loop.reason = (f"@{loop.callee} is {len(body)} kernels: loading {loop.reloads} configurations every "
                            f"iteration ({loop.reloads} x {target.reconfigure_s * 1e6:.2f} us) costs more than the "
                            f"launches and DMA start-ups a loop saves "
@@ -454,16 +521,15 @@ def settle_loops(walk: ProgramWalk, target: Target) -> tuple[list[KernelRecord],
             loop.looped = True
             paying.add(loop.callee)
         reloading |= {record.op for record, load in zip(body, loads) if load}
+        loop.launches_saved = (loop.calls - 1) * len(body)
+        loop.saved_s = (loop.calls - 1) * _loop_gain_s(body, loads, target)
+        if loop.shared:  # one configuration from its first kernel on: the first call's others loop too
+            held[loop.callee] = body[0].op
+            loop.launches_saved += len(body) - 1
+            loop.saved_s += _loop_gain_s(body[1:], loads[1:], target)
+    mapped = {record.op: record.mapping for body in shared_bodies.values() for record in body}
+    kernels = [replace(k, mapping=mapped.get(k.op, k.mapping),
+                       looped=k.looped or (k.head in held and k.op is not held[k.head])) for k in walk.kernels]
     kernels = [replace(k, looped=True, reloaded=k.op in reloading) if k.candidate in paying
-               else replace(k, reloaded=k.op in reloading) if k.looped else k for k in walk.kernels]
+               else replace(k, reloaded=k.op in reloading) if k.looped else k for k in kernels]
     return kernels, loops
-
-
-def _count_savings(loops: list[KernelLoop], by_function: dict[str, list[KernelRecord]], target: Target) -> None:
-    """Each looped run's launches saved and launch + fill time not paid, less a body's
-    configuration loads (in place)."""
-    for loop in loops:
-        if loop.looped:
-            body = by_function[loop.callee]
-            loop.launches_saved = (loop.calls - 1) * len(body)
-            loop.saved_s = (loop.calls - 1) * _loop_gain_s(body, body_loads(body, target), target)

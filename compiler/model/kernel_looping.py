@@ -23,12 +23,15 @@ says `kernel_looping = true`:
   iteration) stay loaded;
 - a run of a callee of several kernels (a layer `rdu-fuse{level=2}` could not
   hold in one kernel: a mixture of experts on one socket, a layer on a small
-  SRAM) is a *candidate*: a loop whose body is the callee's kernels in order,
-  each loading its configuration every iteration (`reconfigure_s`, the chip
-  cannot hold them all) in place of the launch and DMA start-up it saves.
-  The cost model loops it only when that does not cost more
-  (`cost_model.settle_loops`, with the target's figures); otherwise it is
-  not looped and says why;
+  SRAM, a period of layers of several kinds) is a *candidate*: a loop whose
+  body is the callee's kernels in order, each loading its configuration every
+  iteration where the units do not hold it (`reconfigure_s`) in place of the
+  launch and DMA start-up it saves, or none where the body is one
+  configuration or the units hold its several as one
+  (compiler/model/shared_configuration.py; then the first call's kernels
+  after the first loop too: its calls are the run's *head*). The cost model
+  loops it only when that does not cost more (`cost_model.settle_loops`, with
+  the target's figures); otherwise it is not looped and says why;
 - in a looped run, every call after the first runs its kernels with no
   `launch_s` and no `fill_s` (the DMA start-up and the first tile's load are
   issued during the previous iteration: its feeds stream into the buffers in
@@ -66,6 +69,12 @@ class KernelLoop:
     reloads: int = 0
     """Configuration loads a later iteration pays: its kernels whose configuration the
     units do not hold when they start (compiler/model/configuration.py)."""
+    shared: int = 0
+    """Where the body's kernels of several configurations hold one
+    (compiler/model/shared_configuration.py), loaded once for the loop: how many
+    it holds (0: not so)."""
+    not_shared: str = ""
+    """Why a body of several configurations does not hold them as one."""
     launches_saved: int = 0
     saved_s: float = 0.0
     """Launch and DMA start-up time the loop does not pay (before overlaps), less the
@@ -106,13 +115,16 @@ def call_runs(block: Block) -> list[list[func.CallOp]]:
 
 
 def plan_loops(block: Block, callee_kernels: dict[str, int], enabled: bool
-               ) -> tuple[list[KernelLoop], set[Operation], set[Operation]]:
+               ) -> tuple[list[KernelLoop], set[Operation], set[Operation], set[Operation]]:
     """The block's runs as `KernelLoop`s, the calls of looped runs after the first of
-    each (the later iterations: they pay no launch or fill), and those of candidate
-    runs (a callee of several kernels: looped when it pays, `cost_model.settle_loops`)."""
+    each (the later iterations: they pay no launch or fill), those of candidate
+    runs (a callee of several kernels: looped when it pays, `cost_model.settle_loops`)
+    and the first calls of candidate runs (whose kernels after the first loop too
+    where the body is held as one configuration)."""
     loops: list[KernelLoop] = []
     later: set[Operation] = set()
     candidates: set[Operation] = set()
+    heads: set[Operation] = set()
     for run in call_runs(block):
         callee = run[0].callee.string_value()
         kernels = callee_kernels.get(callee, 0)
@@ -122,7 +134,9 @@ def plan_loops(block: Block, callee_kernels: dict[str, int], enabled: bool
         loops.append(KernelLoop(callee, len(run), kernels, looped=not reason and kernels == 1, reason=reason))
         if not reason:
             (later if kernels == 1 else candidates).update(run[1:])
-    return loops, later, candidates
+            if kernels > 1:
+                heads.add(run[0])
+    return loops, later, candidates, heads
 
 
 __all__ = ["KernelLoop", "NO_CHIP_WORK", "call_runs", "plan_loops"]

@@ -229,7 +229,7 @@ def kernel_work(record: KernelRecord, target: Target) -> KernelWork:
     for transfer in (*record.feeds, *record.drains):
         by_tier[transfer.key] += transfer.total
     sram += 2 * by_tier.get("sram->sram", 0)
-    mapping = kernel_mapping(record.op, target)
+    mapping = record.mapping or kernel_mapping(record.op, target)
     mapped = mapped_times(remembered(("compute body", record.op), lambda: compute_body(record.op)), mapping, tiles,
                           target)
     first: Counter[str] = Counter()

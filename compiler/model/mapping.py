@@ -392,7 +392,7 @@ def _middle(first: int, units: int, grid: tuple[int, int], pcu: bool) -> tuple[i
     return site(first + units // 2, grid, pcu)
 
 
-def _hops(body: KernelBody, stages: list[StageUnits], buffers: list[BufferUnits],
+def hops_of(body: KernelBody, stages: list[StageUnits], buffers: list[BufferUnits],
           grid: tuple[int, int]) -> dict[int, int]:
     """Per stage op index, the hops of its longest path from the kernel's inputs."""
     where: dict[SSAValue, tuple[int, int]] = {}
@@ -450,14 +450,14 @@ def map_body(body: KernelBody, target: Target) -> KernelMapping:
             first += units
     hops: dict[int, int] = {}
     for number in range(len(sections)):
-        hops |= _hops(body, [s for s in stage_units if s.section == number],
+        hops |= hops_of(body, [s for s in stage_units if s.section == number],
                       [b for b in buffer_units if b.section == number], grid)
     stage_units = [StageUnits(s.op, s.section, s.first, s.units, hops.get(s.op, 0)) for s in stage_units]
     return KernelMapping(grid, len(sections), tuple(stage_units), tuple(buffer_units))
 
 
-__all__ = ["KernelBody", "balance", "body_stages", "buffer_works", "compute_body", "depths", "kernel_buffers",
-           "lane_fill", "lane_shape", "map_body", "map_kernel", "op_work", "site", "stage_work",
+__all__ = ["KernelBody", "balance", "body_stages", "buffer_works", "compute_body", "depths", "hops_of",
+           "kernel_buffers", "lane_fill", "lane_shape", "map_body", "map_kernel", "op_work", "site", "stage_work",
            "utilization"]
 
 

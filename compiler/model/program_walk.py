@@ -11,7 +11,15 @@ from xdsl.dialects import arith, func, scf
 from xdsl.dialects.builtin import IntegerAttr, ModuleOp
 from xdsl.ir import Block, Operation, SSAValue
 
-from rducc.dialects.contracts import arg_attrs, hbm_share, is_outlined, is_weight, owned_bytes, table_rows
+from rducc.dialects.contracts import (
+    KernelMapping,
+    arg_attrs,
+    hbm_share,
+    is_outlined,
+    is_weight,
+    owned_bytes,
+    table_rows,
+)
 from rducc.dialects.program import callees_first
 from rducc.dialects.rdu.host_call import HostCallOp
 from rducc.dialects.shapes import value_bytes
@@ -137,6 +145,13 @@ class KernelRecord:
     candidate: str = ""
     """The callee of several kernels of which this is a later call's kernel: looped
     (and reloaded) when that loop pays (`cost_model.settle_loops`)."""
+    head: str = ""
+    """The callee of several kernels of which this is the first call's kernel: it
+    loops after the body's first kernel where that body is held as one
+    configuration (`cost_model.settle_loops`)."""
+    mapping: KernelMapping | None = None
+    """The mapping it runs with where not its own: its part of a loop body's one
+    configuration (compiler/model/shared_configuration.py, `cost_model.settle_loops`)."""
 
 
 @dataclass
@@ -220,13 +235,15 @@ def _walk_function(function: func.FuncOp, walked: dict[str, list[KernelRecord]],
     loops: list[KernelLoop] = []
     later_iterations: set[Operation] = set()
     candidates: set[Operation] = set()
+    heads: set[Operation] = set()
     for block in function.body.blocks:
         walker.walk(block, 1, 0)
-        block_loops, block_later, block_candidates = plan_loops(
+        block_loops, block_later, block_candidates, block_heads = plan_loops(
             block, {name: len(k) for name, k in walked.items()}, kernel_looping)
         loops += block_loops
         later_iterations |= block_later
         candidates |= block_candidates
+        heads |= block_heads
     found: list[KernelRecord] = []
     hosts: list[HostCallOp] = []
     for item in walker.finish():
@@ -240,8 +257,9 @@ def _walk_function(function: func.FuncOp, walked: dict[str, list[KernelRecord]],
             raise RduccError(f"cost model: @{item.callee} is called but is not an outlined function of the module")
         later = item.op in later_iterations
         candidate = item.callee if item.op in candidates else ""
-        found += [replace(k, calls=(item.op, *k.calls), looped=k.looped or later, candidate=candidate or k.candidate)
-                  for k in walked[item.callee]]
+        head = item.callee if item.op in heads else ""
+        found += [replace(k, calls=(item.op, *k.calls), looped=k.looped or later, candidate=candidate or k.candidate,
+                          head=head or k.head) for k in walked[item.callee]]
         hosts += hosted[item.callee]
     return found, loops, hosts
 

@@ -112,8 +112,11 @@ def _loop_line(loop: KernelLoop) -> str:
         return f"{head} not looped: {loop.reason}"
     plural = "s" if loop.reloads != 1 else ""
     loads = f", less {loop.reloads} configuration load{plural} an iteration" if loop.reloads else ""
+    held = ("" if not loop.shared else "; one configuration, loaded once" if loop.shared == 1
+            else f"; its {loop.shared} configurations held as one, loaded once")
+    why_not = f"; {loop.not_shared}" if loop.not_shared else ""
     return (f"{head} as one loop: {loop.launches_saved} launch{'es' if loop.launches_saved != 1 else ''} saved "
-            f"({loop.saved_s * 1e6:.2f} us of launch and DMA start-up{loads})")
+            f"({loop.saved_s * 1e6:.2f} us of launch and DMA start-up{loads}){held}{why_not}")
 
 
 _SHORT = {

@@ -1,4 +1,5 @@
-// Kernel looping of a body that repeats one configuration (compiler/model/configuration.py).
+// Kernel looping of a body that repeats one configuration (compiler/model/configuration.py)
+// or holds two as one (compiler/model/shared_configuration.py).
 // @layer is two kernels, k0 and k1, placed by hand: each reads a 4x16 input into
 // SRAM, streams a 16x16 weight through SRAM (double buffered) and writes 4x4 tiles
 // back to HBM, its body one product `rdu.matmul %a, %w` (k1: SECOND). Their labels,
@@ -6,22 +7,36 @@
 // offset of their output buffer (1024, 768) differ: a loop hands each iteration its
 // operands. With SECOND = `%b, %v` their mapped bodies are one configuration: k1
 // finds k0's loaded, and across the back edge the next k0 finds k1's, so the loop
-// loads no configuration an iteration (3 calls, 4 launches saved, no reconfiguration).
+// loads no configuration an iteration, and it is launched once: the first call's
+// k1 runs as a later iteration's does (3 calls, 5 launches saved, 1.84 us).
 // RUN: sed -e 's|TARGET|%S/Inputs/loop-small-sram.toml|' -e 's|SECOND|%%b, %%v|' %s > %t.same
 // RUN: rducc-run --simulate %t.same | filecheck %s --check-prefix=SAME
 // SAME: cost model: target loop-small-sram, 6 kernels
-// SAME: modeled time      3.04 us
-// SAME: kernel looping    3 calls of @layer as one loop: 4 launches saved (4.80 us of launch and DMA start-up)
+// SAME: modeled time      1.84 us
+// SAME: kernel looping    3 calls of @layer as one loop: 5 launches saved (6.00 us of launch and DMA start-up); one configuration, loaded once
 // SAME-NOT: configuration load
 
-// Invalid as one configuration: k1 multiplies its operands the other way round
-// (SECOND = `%v, %b`, the same types), so the two configurations alternate and each
-// later iteration loads both (2 loads; 2 iterations x 2 x 1 us more than above:
-// 7.04 us), as kernel-looping-several-kernels.mlir's two different kernels do.
+// Two configurations held as one: k1 multiplies its operands the other way round
+// (SECOND = `%v, %b`, the same types), so the kernels are two kinds. The units hold
+// both at once (the inputs and the weight's buffers are programmed alike and shared,
+// each product and its output buffer take units of their own: 8 of the 9 PMUs), so the
+// loop loads none an iteration and is launched once, as above.
 // RUN: sed -e 's|TARGET|%S/Inputs/loop-small-sram.toml|' -e 's|SECOND|%%v, %%b|' %s > %t.alternate
 // RUN: rducc-run --simulate %t.alternate | filecheck %s --check-prefix=ALTERNATE
-// ALTERNATE: modeled time      7.04 us
-// ALTERNATE: kernel looping    3 calls of @layer as one loop: 4 launches saved (0.80 us of launch and DMA start-up, less 2 configuration loads an iteration)
+// ALTERNATE: layer[0].k0      4     2     8
+// ALTERNATE: layer[0].k1      4     2     8
+// ALTERNATE: modeled time      1.83 us
+// ALTERNATE: kernel looping    3 calls of @layer as one loop: 5 launches saved (6.00 us of launch and DMA start-up); its 2 configurations held as one, loaded once
+// ALTERNATE-NOT: configuration load
+
+// Invalid as one configuration: on 7 PMUs (Inputs/loop-seven-pmus.toml) each kernel
+// fits alone but not both, so the two configurations alternate and each later
+// iteration loads both (2 loads; 2 iterations x 2 x 1 us more than one kernel's loop:
+// 7.03 us), and the report says why they are not held as one.
+// RUN: sed -e 's|TARGET|%S/Inputs/loop-seven-pmus.toml|' -e 's|SECOND|%%v, %%b|' %s > %t.seven
+// RUN: rducc-run --simulate %t.seven | filecheck %s --check-prefix=SEVEN
+// SEVEN: modeled time      7.03 us
+// SEVEN: kernel looping    3 calls of @layer as one loop: 4 launches saved (0.80 us of launch and DMA start-up, less 2 configuration loads an iteration); not one configuration: its 2 configurations need 2 PCUs and 8 PMUs at once, more than target loop-seven-pmus's 1040 and 7
 
 builtin.module attributes {rdu.level = #rdu<level placed>, rdu.target = "TARGET"} {
   func.func @forward(%x: !tier.buffer<hbm, 4x16xf32> {rdu.input = "x"}, %u0: !tier.buffer<hbm, 16x16xf32> {rdu.input = "u0"}, %d0: !tier.buffer<hbm, 16x16xf32> {rdu.input = "d0"}, %u1: !tier.buffer<hbm, 16x16xf32> {rdu.input = "u1"}, %d1: !tier.buffer<hbm, 16x16xf32> {rdu.input = "d1"}, %u2: !tier.buffer<hbm, 16x16xf32> {rdu.input = "u2"}, %d2: !tier.buffer<hbm, 16x16xf32> {rdu.input = "d2"}) -> !tier.buffer<hbm, 4x16xf32> {

@@ -25,6 +25,8 @@
 // CHECK: layer[2].k1
 // CHECK: modeled time      7.08 us
 // CHECK: kernel looping    3 calls of @layer as one loop: 4 launches saved (0.80 us of launch and DMA start-up, less 2 configuration loads an iteration)
+// The units cannot hold the two configurations side by side (compiler/model/shared_configuration.py):
+// CHECK-SAME: ; not one configuration: its 2 configurations need 4 PCUs and 12 PMUs at once, more than target loop-small-sram's 1040 and 9
 
 // Invalid as a loop: at the top of reconfigure_s's range (20 us) the loads cost
 // more than the launches they replace and the calls run one by one, 7.88 us (the
