@@ -316,7 +316,9 @@ def _write_manifest(directory: Path, data) -> None:
 
 class ReadsBack(nn.Module):
     def forward(self, x: torch.Tensor) -> torch.Tensor:
-        return nn.functional.leaky_relu(x, x.max().item())  # a read-back number as a slope: refused
+        # a read-back number as elu's input scale: aten.elu has no Tensor overload and torch's
+        # decomposition computes with the number in Python, so it is refused
+        return torch.ops.aten.elu.default(x, 2.0, x.max().item())
 
 
 def _snapshot(directory: Path) -> dict[str, bytes]:
