@@ -80,10 +80,13 @@ def test_pipelined_step_is_outlined_per_phase_staged_by_layer_and_trains_as_eage
     m = microbatches_of(program.module)
     assert schedule.stages == 2 and schedule.microbatches == m == 2 and min(schedule.stage_s) > 0
     assert schedule.bubble_s == pytest.approx(sum(schedule.stage_s) - max(schedule.stage_s))  # (m - 1) max cancels
-    # each stage costs its own layers' kernels (an outlined layer's at its call's stage): about equal
-    # stages, so the bubble is 1F1B's (pp - 1) / (m + pp - 1) of the step
-    assert min(schedule.stage_s) > 0.8 * max(schedule.stage_s)
-    assert schedule.bubble_fraction == pytest.approx(1 / 3, rel=0.1)
+    # each stage costs its own layers' kernels (an outlined layer's at its call's stage): stages of
+    # two layers each, the embedding on one and the head and loss on the other (not looped: each
+    # pays its launch, where a held layer body is launched once), so the bubble is near 1F1B's
+    # (pp - 1) / (m + pp - 1) of the step (forms22's held bodies made the layers' share smaller, so
+    # the stages' other kernels part them more: 62 and 78 us modeled, were 358 and 374)
+    assert min(schedule.stage_s) > 0.6 * max(schedule.stage_s)
+    assert 0.2 < schedule.bubble_fraction <= 1 / 3 + 1e-12
     _trains_as_eager(program, reference, ids, labels, steps=2)
 
 
