@@ -38,11 +38,16 @@ class _StopAtGradients(TorchFunctionMode):
         return func(*args, **(kwargs or {}))
 
 
+def user_location(frames: list[traceback.FrameSummary]) -> str:
+    """` at FILE:LINE` of the innermost of `frames` outside torch and rducc (the user's code), or ''."""
+    outside = (str(Path(torch.__file__).parent), str(Path(__file__).parent.parent))
+    user = [f for f in frames if not f.filename.startswith(outside)]
+    return f" at {user[-1].filename}:{user[-1].lineno}" if user else ""
+
+
 def _caller() -> str:
     """` at FILE:LINE` of the innermost frame on the stack outside torch and rducc, or ''."""
-    outside = (str(Path(torch.__file__).parent), str(Path(__file__).parent.parent))
-    user = [f for f in traceback.extract_stack() if not f.filename.startswith(outside)]
-    return f" at {user[-1].filename}:{user[-1].lineno}" if user else ""
+    return user_location(traceback.extract_stack())
 
 
 def gradient_call(model: torch.nn.Module, example_inputs: tuple, kwargs: dict | None, grad: bool,

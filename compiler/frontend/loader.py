@@ -436,15 +436,12 @@ def _load_failure(cause: BaseException) -> str:
 
 
 def _user_frame(error: BaseException) -> str:
-    """` at FILE:LINE` of the innermost frame of `error`'s traceback outside torch, or ''."""
+    """` at FILE:LINE` of the innermost frame of `error`'s traceback outside torch and rducc, or ''."""
     import traceback
 
-    import torch
+    from rducc.frontend.forward_gradients import user_location
 
-    torch_dir = str(Path(torch.__file__).parent)
-    frames = [f for f in traceback.extract_tb(error.__traceback__) if not f.filename.startswith(torch_dir)]
-    user = [f for f in frames if not f.filename.startswith(str(Path(__file__).parent.parent))]
-    return f" at {user[-1].filename}:{user[-1].lineno}" if user else ""
+    return user_location(traceback.extract_tb(error.__traceback__))
 
 
 def export_model(model: torch.nn.Module, example_inputs: tuple, grad: bool = False,
