@@ -26,7 +26,7 @@ from xdsl.ir import Block, Operation, SSAValue
 
 from rducc.dialects.rdu.pointwise import PointwiseCallOp
 from rducc.errors import RduccError
-from rducc.runtime import activations, elementwise, extremes
+from rducc.runtime import activations, batch_norms, elementwise, extremes
 from rducc.runtime.dtypes import (
     BF16,
     BOOL,
@@ -72,6 +72,7 @@ class _BodyCompiler:
             "_ta": _TORCH_ARITHMETIC,
             "_tk": activations.ON_ARRAYS,
             "_tx": _TORCH_EXTREMES,
+            "_tb": batch_norms.ON_ARRAYS,
         }
         self.names: dict[SSAValue, str] = {}
         self.lines: list[str] = []
@@ -180,6 +181,22 @@ def extremes_as_numpy() -> Iterator[None]:
         yield
     finally:
         _EMITTERS.update(plain)
+
+
+_BATCH_NORMS = {"find": batch_norms.batch_norms}
+"""How `compile_map` finds a body's batch norms (`batch_norms_op_by_op` finds none)."""
+
+
+@contextlib.contextmanager
+def batch_norms_op_by_op() -> Iterator[None]:
+    """Inside, bodies compiled run an inference batch norm op by op (a
+    multiply and an add of per-channel terms), none as torch's kernel
+    (`rducc.runtime.batch_norms`): the reference a test or an A/B compares against."""
+    _BATCH_NORMS["find"] = lambda *args: batch_norms.BatchNorms()
+    try:
+        yield
+    finally:
+        _BATCH_NORMS["find"] = batch_norms.batch_norms
 
 
 def arithmetic_for_threads() -> None:
@@ -515,7 +532,8 @@ def _outer_ufunc(expression: str) -> bool:
     ufunc = head.startswith("np.") and isinstance(getattr(np, head[3:], None), np.ufunc)
     torch_kernel = any(head.startswith(f"{prefix}.") and hasattr(kernels, head[4:])
                        for prefix, kernels in (("_tm", _TORCH_MATH), ("_ta", _TORCH_ARITHMETIC),
-                                               ("_tk", activations.ON_ARRAYS), ("_tx", _TORCH_EXTREMES)))
+                                               ("_tk", activations.ON_ARRAYS), ("_tx", _TORCH_EXTREMES),
+                                               ("_tb", batch_norms.ON_ARRAYS)))
     if not paren or not (ufunc or torch_kernel):
         return False
     depth = 0
@@ -541,6 +559,7 @@ def compile_body(
     shapes: Sequence[tuple[int, ...]] | None = None,
     result: tuple[tuple[int, ...], np.dtype] | None = None,
     cones: activations.Cones | None = None,
+    norms: batch_norms.BatchNorms | None = None,
 ) -> Callable[..., Any]:
     """A Python function of one array per block argument returning the yielded value.
 
@@ -559,16 +578,19 @@ def compile_body(
     an input runs the lines without that (the input's bytes would be
     overwritten before they are read).
     `cones`: parts of the body that compute an activation of one input
-    (`activations.cones`), each one call of torch's kernel.
+    (`activations.cones`), each one call of torch's kernel; `norms`: parts
+    that compute an inference batch norm (`batch_norms.batch_norms`), each
+    one call of torch's kernel.
     """
     params = [f"a{index}" for index in range(len(block.args))]
     cones = cones or activations.Cones()
-    plain = _Lines(block, shapes, None, cones)
+    norms = norms or batch_norms.BatchNorms()
+    plain = _Lines(block, shapes, None, cones, norms)
     source = f"def body({', '.join([*params, 'out=None'])}):\n" + plain.text
     # the same lines as a runtime kernel's `into(context, out, *inputs)`: no wrapper frames per call
     into_source = f"def into(_context, {', '.join(['out', *params])}):\n" + plain.text
     namespace = plain.c.namespace
-    scratch = _Lines(block, shapes, result, cones) if result is not None else None
+    scratch = _Lines(block, shapes, result, cones, norms) if result is not None else None
     if scratch is not None and scratch.scratch:
         namespace = {**plain.c.namespace, **scratch.c.namespace, "_plain_body": None, "_plain_into": None}
         exec(compile(source + "\n" + into_source, "<rdu.map body>", "exec"), namespace)  # noqa: S102
@@ -594,10 +616,12 @@ class _Lines:
     other than a ufunc that writes elsewhere (which may return a view of it:
     `astype(copy=False)`) keeps `out` for good. `scratch` says whether a value
     other than the yielded one is computed into `out`. The ops of a cone
-    (`activations.Cones`) are one line: its root's, a call of torch's kernel."""
+    (`activations.Cones`) or a batch norm (`batch_norms.BatchNorms`) are one
+    line: its root's, a call of torch's kernel."""
 
     def __init__(self, block: Block, shapes: Sequence[tuple[int, ...]] | None,
-                 result: tuple[tuple[int, ...], np.dtype] | None, cones: activations.Cones) -> None:
+                 result: tuple[tuple[int, ...], np.dtype] | None, cones: activations.Cones,
+                 norms: batch_norms.BatchNorms) -> None:
         c = self.c = _BodyCompiler()
         for index, arg in enumerate(block.args):
             c.names[arg] = f"a{index}"
@@ -613,7 +637,7 @@ class _Lines:
         kept = result is None  # `out` is no temporary (or may be aliased by a live value)
         self.scratch = False
         for index, op in enumerate(body):
-            if op in cones.inside:
+            if op in cones.inside or op in norms.inside:
                 continue
             emit = _EMITTERS.get(op.name)
             if emit is None:
@@ -631,6 +655,10 @@ class _Lines:
                 expression = f"{call}({c.names[arg]})"
                 if arg in static:
                     static[value] = static[arg]
+            elif op in norms.roots:
+                expression = _batch_norm_call(c, norms.roots[op])
+                if norms.roots[op].x in static:
+                    static[value] = static[norms.roots[op].x]
             else:
                 expression = emit(c, op, [c.names[v] for v in op.operands])
                 if op.name == "arith.constant":
@@ -661,6 +689,12 @@ class _Lines:
             c.lines.append(f"    if out is not None:\n        out[...] = {result_name}\n        return out")
         c.lines.append(f"    return {result_name}")
         self.text = "\n".join(c.lines) + "\n"
+
+
+def _batch_norm_call(c: _BodyCompiler, norm: batch_norms.BatchNorm) -> str:
+    """The line of a batch norm's root: one call of torch's kernel (`batch_norms.batch_norm`)."""
+    operands = [c.names[a] if a is not None else "None" for a in (norm.x, norm.mean, norm.var, norm.weight, norm.bias)]
+    return f"_tb.batch_norm({', '.join(operands)}, {c.bind(norm.eps, 'eps')})"
 
 
 def _dead_temporary(
@@ -701,7 +735,8 @@ def compile_map(op: Operation) -> Callable[..., np.ndarray]:
     block = op.regions[0].block
     first = [list(op.operands).index(value) for value in op.operands]
     cones = activations.cones(block, first, compile_body)
-    body = compile_body(block, shapes, (shape, dtype), cones)
+    norms = _BATCH_NORMS["find"](block, shapes, shape, dtype, cones.inside | set(cones.roots))
+    body = compile_body(block, shapes, (shape, dtype), cones, norms)
     known = _known_activation(body, block, shapes, shape, dtype)
     if known is not None:
         body = known
