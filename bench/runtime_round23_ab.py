@@ -44,7 +44,7 @@ from zoo.models import FULL_SIZE
 
 import rducc
 from rducc.runtime import batch_norms, map_body
-from rducc.runtime.dtypes import element_dtype, tensor_signature
+from rducc.runtime.dtypes import tensor_signature
 
 CHANGES: dict[str, Change] = {
     "batch-norms": (map_body.batch_norms_op_by_op, lambda step, op: _body_step(step, op), ["resnet50"]),
@@ -81,9 +81,9 @@ def map_pass_elements(program: rducc.Program, found: bool) -> int:
             continue
         norms = batch_norms.BatchNorms()
         if found:
-            result = op.results[0]
-            norms = batch_norms.batch_norms(op.regions[0].block, [_shape(v) for v in op.operands], _shape(result),
-                                            element_dtype(result.type), set())
+            shape, dtype = tensor_signature(op.results[0].type)
+            norms = batch_norms.batch_norms(op.regions[0].block, [_shape(v) for v in op.operands], tuple(shape),
+                                            dtype, set())
         total += _full_passes(op, norms) * int(np.prod(_shape(op.results[0])))
     return total
 
