@@ -176,8 +176,13 @@ def batch_norms(block: Block, shapes: Sequence[tuple[int, ...]], shape: tuple[in
     return found
 
 
-def _per_channel(array: np.ndarray | None, channels: int) -> torch.Tensor | None:
-    return None if array is None else as_torch(np.reshape(array, channels))
+def _per_channel(array: np.ndarray | None) -> torch.Tensor | None:
+    """A `[C, 1, ...]` array as the 1-d tensor ATen's kernel reads (a view where it can be)."""
+    return None if array is None else as_torch(array.ravel())
+
+
+_UNSAVED = {dtype: (torch.empty(0, dtype=dtype), torch.empty(0, dtype=dtype)) for dtype in (torch.float32, torch.float64)}
+"""The saved mean and inverse std `native_batch_norm.out` writes at inference: empty, left empty."""
 
 
 def batch_norm(x: np.ndarray, mean: np.ndarray, var: np.ndarray, weight: np.ndarray | None,
@@ -188,13 +193,10 @@ def batch_norm(x: np.ndarray, mean: np.ndarray, var: np.ndarray, weight: np.ndar
     contiguous path then, as eager's does on `x`; an output of another memory
     order than `x`'s takes another path, with other bits): else torch's own
     result, copied into `out`."""
-    channels = x.shape[1]
-    w, b, m, v = (_per_channel(a, channels) for a in (weight, bias, mean, var))
+    w, b, m, v = (_per_channel(a) for a in (weight, bias, mean, var))
     if out is not None and x.flags.c_contiguous and out.flags.c_contiguous and out.flags.writeable \
             and not np.may_share_memory(out, x):
-        torch.native_batch_norm(as_torch(x), w, b, m, v, False, 0.0, eps,
-                                out=(torch.from_numpy(out), torch.empty(0, dtype=m.dtype),
-                                     torch.empty(0, dtype=m.dtype)))
+        torch.native_batch_norm(as_torch(x), w, b, m, v, False, 0.0, eps, out=(torch.from_numpy(out), *_UNSAVED[m.dtype]))
         return out
     result = torch.native_batch_norm(as_torch(x), w, b, m, v, False, 0.0, eps)[0].numpy()
     if out is None:
