@@ -4,9 +4,11 @@ The frontend writes `_native_batch_norm_legit_no_training` as one map
 (`aten_normalization.convert_batch_norm`): per channel `scale = rsqrt(var +
 eps) * weight` and `shift = bias - mean * scale`, then `x * scale + shift`
 (ResNet's maps add a ReLU after it). Op by op that is two passes over `x`
-(a multiply, an add) and its bits are not eager's: ATen's kernel computes
-the same terms but contracts products and sums into fused multiply-adds
-where its compiler chose to, so 10-40% of elements differ in the last bit.
+(a multiply, an add) and its bits are not eager's: ATen's vectorized kernel
+computes the same terms but rounds them otherwise (on a 2x3x5x7 input its
+bits are `fma(x, scale, fma(-mean, scale, bias))`'s; on ResNet's sizes
+neither that nor the plain form gives them), so 10-40% of elements differ in
+the last bit.
 Eager's batch norm is one pass, `native_batch_norm`; run on the same
 per-channel arrays it gives eager's bits (eager's values are the reference).
 

@@ -4,7 +4,9 @@
 `rdu.remf`) becomes one NumPy ufunc call (or a helper of
 `rducc.runtime.elementwise`: float add/sub/mul/div run on torch's threads
 when it has several; a maximum or minimum against a constant as torch's
-clamp or threshold, `rducc.runtime.extremes`) on the broadcast input arrays, an
+clamp or threshold, `rducc.runtime.extremes`) on the broadcast input arrays (an
+inference batch norm the frontend spelled out is one call of torch's kernel,
+`rducc.runtime.batch_norms`), an
 `rdu.pointwise_call` one call of torch's kernel of that ATen op, `arith.constant`
 becomes a NumPy scalar of its type, and the result is broadcast to the map's
 shape. f16/bf16/f8 arithmetic runs in f32 and is rounded once to the result
