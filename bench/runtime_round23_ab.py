@@ -60,16 +60,10 @@ def _shape(value: SSAValue) -> tuple[int, ...]:
 def _full_passes(op: Operation, norms: batch_norms.BatchNorms) -> int:
     """The ops of a map's body whose value has the map's shape (a batch norm: one)."""
     block = op.regions[0].block
-    shapes: dict[SSAValue, tuple[int, ...]] = {arg: _shape(v) for arg, v in zip(block.args, op.operands, strict=True)}
     result = _shape(op.results[0])
-    passes = 0
-    for body_op in block.ops:
-        if not body_op.results:
-            continue
-        shape = np.broadcast_shapes(*(shapes.get(v, ()) for v in body_op.operands))
-        shapes[body_op.results[0]] = shape
-        passes += shape == result and body_op not in norms.inside
-    return passes
+    static = batch_norms.static_shapes(block, [_shape(v) for v in op.operands])
+    return sum(1 for body_op in block.ops
+               if len(body_op.results) == 1 and static[body_op.results[0]] == result and body_op not in norms.inside)
 
 
 def map_pass_elements(program: rducc.Program, found: bool) -> int:

@@ -12,8 +12,9 @@ the last bit.
 Eager's batch norm is one pass, `native_batch_norm`; run on the same
 per-channel arrays it gives eager's bits (eager's values are the reference).
 
-A part of a map body is such a batch norm when its ops compute, from body
-arguments `x`, `mean`, `var` and optional `weight` and `bias`:
+A part of a map body is such a batch norm when its ops compute, from a body
+value `x` (an argument, or a value of the body: a convolution's bias added
+before it) and body arguments `mean`, `var` and optional `weight` and `bias`:
 
 - `r = rsqrt(var + eps)` (`eps` a float constant), `scale = r * weight` or `r`;
 - `shift = bias - mean * scale` or `-(mean * scale)`;
@@ -46,7 +47,7 @@ from rducc.runtime.elementwise import as_torch
 class BatchNorm:
     """One batch norm a body computes: its arguments (None where absent) and eps."""
 
-    x: BlockArgument
+    x: SSAValue
     mean: BlockArgument
     var: BlockArgument
     weight: BlockArgument | None
@@ -132,23 +133,32 @@ def _at(root: Operation) -> tuple[BatchNorm, list[Operation]] | None:
         if product is None:
             continue
         for x, scale in (product.operands, reversed(product.operands)):
-            found_scale, x_argument = _scale(scale), _argument(x)
-            found_shift = _shift(shift_side, scale)
-            if found_scale is None or found_shift is None or x_argument is None:
+            found_scale, found_shift = _scale(scale), _shift(shift_side, scale)
+            if found_scale is None or found_shift is None:
                 continue
             var, weight, eps, scale_ops = found_scale
             mean, bias, shift_ops = found_shift
-            return BatchNorm(x_argument, mean, var, weight, bias, eps), [root, product, *shift_ops, *scale_ops]
+            return BatchNorm(x, mean, var, weight, bias, eps), [root, product, *shift_ops, *scale_ops]
     return None
 
 
-def _shapes_fit(norm: BatchNorm, shapes: Sequence[tuple[int, ...]], shape: tuple[int, ...], dtype: np.dtype) -> bool:
+def static_shapes(block: Block, shapes: Sequence[tuple[int, ...]]) -> dict[SSAValue, tuple[int, ...]]:
+    """Each body value's shape: its argument's (`shapes`), or its operands' broadcast."""
+    found: dict[SSAValue, tuple[int, ...]] = {arg: tuple(shape) for arg, shape in zip(block.args, shapes, strict=True)}
+    for op in block.ops:
+        if len(op.results) == 1:
+            found[op.results[0]] = tuple(np.broadcast_shapes(*(found.get(v, ()) for v in op.operands)))
+    return found
+
+
+def _shapes_fit(norm: BatchNorm, static: dict[SSAValue, tuple[int, ...]], shape: tuple[int, ...],
+                dtype: np.dtype) -> bool:
     """`x` of the map's shape `[N, C, ...]`, the others `[C, 1, ...]`, all of the map's f32/f64 dtype."""
-    if dtype not in (F32, F64) or len(shape) < 2 or tuple(shapes[norm.x.index]) != tuple(shape):
+    if dtype not in (F32, F64) or len(shape) < 2 or static.get(norm.x) != tuple(shape):
         return False
     channels = (shape[1], *[1] * (len(shape) - 2))
     params = [a for a in (norm.mean, norm.var, norm.weight, norm.bias) if a is not None]
-    return all(tuple(shapes[a.index]) == channels for a in params) \
+    return all(static[a] == channels for a in params) \
         and all(element_dtype(a.type) == dtype for a in (norm.x, *params))
 
 
@@ -164,6 +174,7 @@ def batch_norms(block: Block, shapes: Sequence[tuple[int, ...]], shape: tuple[in
     """The batch norms `block` computes (module docstring) on arguments of
     `shapes` into a map of `shape` and `dtype`, none of whose ops is in `taken`."""
     found = BatchNorms()
+    static = static_shapes(block, shapes)
     for op in block.ops:
         if op.name != "arith.addf" or element_dtype(op.results[0].type) != dtype:
             continue
@@ -171,7 +182,7 @@ def batch_norms(block: Block, shapes: Sequence[tuple[int, ...]], shape: tuple[in
         if match is None:
             continue
         norm, ops = match
-        if not _shapes_fit(norm, shapes, shape, dtype) or not _closed(ops, op) or taken & set(ops):
+        if not _shapes_fit(norm, static, shape, dtype) or not _closed(ops, op) or taken & set(ops):
             continue
         found.roots[op] = norm
         found.inside |= set(ops) - {op}
@@ -183,7 +194,8 @@ def _per_channel(array: np.ndarray | None) -> torch.Tensor | None:
     return None if array is None else as_torch(array.ravel())
 
 
-_UNSAVED = {dtype: (torch.empty(0, dtype=dtype), torch.empty(0, dtype=dtype)) for dtype in (torch.float32, torch.float64)}
+_UNSAVED = {dtype: (torch.empty(0, dtype=dtype), torch.empty(0, dtype=dtype))
+            for dtype in (torch.float32, torch.float64)}
 """The saved mean and inverse std `native_batch_norm.out` writes at inference: empty, left empty."""
 
 
@@ -198,7 +210,8 @@ def batch_norm(x: np.ndarray, mean: np.ndarray, var: np.ndarray, weight: np.ndar
     w, b, m, v = (_per_channel(a) for a in (weight, bias, mean, var))
     if out is not None and x.flags.c_contiguous and out.flags.c_contiguous and out.flags.writeable \
             and not np.may_share_memory(out, x):
-        torch.native_batch_norm(as_torch(x), w, b, m, v, False, 0.0, eps, out=(torch.from_numpy(out), *_UNSAVED[m.dtype]))
+        torch.native_batch_norm(as_torch(x), w, b, m, v, False, 0.0, eps,
+                                out=(torch.from_numpy(out), *_UNSAVED[m.dtype]))
         return out
     result = torch.native_batch_norm(as_torch(x), w, b, m, v, False, 0.0, eps)[0].numpy()
     if out is None:
@@ -210,4 +223,4 @@ def batch_norm(x: np.ndarray, mean: np.ndarray, var: np.ndarray, weight: np.ndar
 ON_ARRAYS = SimpleNamespace(batch_norm=batch_norm)
 """The kernel as a body calls it (`_tb.batch_norm(x, mean, var, weight, bias, eps, out=None)`)."""
 
-__all__ = ["ON_ARRAYS", "BatchNorm", "BatchNorms", "batch_norm", "batch_norms"]
+__all__ = ["ON_ARRAYS", "BatchNorm", "BatchNorms", "batch_norm", "batch_norms", "static_shapes"]
