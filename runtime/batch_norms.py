@@ -190,7 +190,7 @@ def batch_norms(block: Block, shapes: Sequence[tuple[int, ...]], shape: tuple[in
 
 
 def _per_channel(array: np.ndarray | None) -> torch.Tensor | None:
-    """A `[C, 1, ...]` array as the 1-d tensor ATen's kernel reads (a view where it can be)."""
+    """An optional `[C, 1, ...]` array as the 1-d tensor ATen's kernel reads (a view where it can be)."""
     return None if array is None else as_torch(array.ravel())
 
 
@@ -207,7 +207,8 @@ def batch_norm(x: np.ndarray, mean: np.ndarray, var: np.ndarray, weight: np.ndar
     contiguous path then, as eager's does on `x`; an output of another memory
     order than `x`'s takes another path, with other bits): else torch's own
     result, copied into `out`."""
-    w, b, m, v = (_per_channel(a) for a in (weight, bias, mean, var))
+    w, b = _per_channel(weight), _per_channel(bias)
+    m, v = as_torch(mean.ravel()), as_torch(var.ravel())
     if out is not None and x.flags.c_contiguous and out.flags.c_contiguous and out.flags.writeable \
             and not np.may_share_memory(out, x):
         torch.native_batch_norm(as_torch(x), w, b, m, v, False, 0.0, eps,
