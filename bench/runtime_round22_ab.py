@@ -31,7 +31,7 @@ import argparse
 import contextlib
 import logging
 import os
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from functools import partial
 
 import numpy as np
@@ -74,17 +74,23 @@ def numpy_extreme_elements(program: rducc.Program, context: Callable[[], context
     return total
 
 
-def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--change", choices=sorted(CHANGES), required=True)
+def arguments(changes: dict[str, Change], doc: str) -> argparse.Namespace:
+    """The A/B's command line (`--change` one of `changes`), its first line printed."""
+    parser = argparse.ArgumentParser(description=doc.splitlines()[0])
+    parser.add_argument("--change", choices=sorted(changes), required=True)
     parser.add_argument("--only", nargs="+", choices=sorted(FULL_SIZE))
     parser.add_argument("--threads", type=int, nargs="+", default=[1, 2])
     parser.add_argument("--calls", type=int, default=9)
     args = parser.parse_args()
     logging.disable(logging.WARNING)
-    undo, changed, models = CHANGES[args.change]
     print(f"change: {args.change}; OMP_WAIT_POLICY={os.environ.get('OMP_WAIT_POLICY', '(unset)')}; ms: calling "
           "thread's CPU / process CPU / wall\n")
+    return args
+
+
+def main() -> None:
+    args = arguments(CHANGES, __doc__)
+    undo, changed, models = CHANGES[args.change]
     print("| model | threads | eager ms | before ms | after ms | after / before (thread CPU) | (process CPU) "
           "| (wall) | after / eager (thread CPU) | changed steps ms before -> after | same bits | off eager "
           "| NumPy extreme elements before -> after |")

@@ -26,10 +26,7 @@ Run: python bench/runtime_round23_ab.py --change batch-norms [--only NAME ...] [
 
 from __future__ import annotations
 
-import argparse
 import contextlib
-import logging
-import os
 from collections.abc import Callable
 from functools import partial
 
@@ -38,9 +35,8 @@ import torch
 from common import Section  # noqa: F401 - sets one BLAS thread before numpy loads
 from runtime_ab import least_steps, outputs, programs
 from runtime_round18_ab import timing_cells
-from runtime_round22_ab import Change, _body_step
+from runtime_round22_ab import Change, _body_step, arguments
 from xdsl.ir import Operation, SSAValue
-from zoo.models import FULL_SIZE
 
 import rducc
 from rducc.runtime import batch_norms, map_body
@@ -87,16 +83,8 @@ def _off(got: list[np.ndarray], expected: list[np.ndarray]) -> float:
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--change", choices=sorted(CHANGES), required=True)
-    parser.add_argument("--only", nargs="+", choices=sorted(FULL_SIZE))
-    parser.add_argument("--threads", type=int, nargs="+", default=[1, 2])
-    parser.add_argument("--calls", type=int, default=9)
-    args = parser.parse_args()
-    logging.disable(logging.WARNING)
+    args = arguments(CHANGES, __doc__)
     undo, changed, models = CHANGES[args.change]
-    print(f"change: {args.change}; OMP_WAIT_POLICY={os.environ.get('OMP_WAIT_POLICY', '(unset)')}; ms: calling "
-          "thread's CPU / process CPU / wall\n")
     print("| model | threads | eager ms | before ms | after ms | after / before (thread CPU) | (process CPU) "
           "| (wall) | after / eager (thread CPU) | changed steps ms before -> after | off eager before, after "
           "| map pass elements before -> after |")
