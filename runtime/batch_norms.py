@@ -69,15 +69,12 @@ def _owner(value: SSAValue, name: str) -> Operation | None:
     return owner if isinstance(owner, Operation) and owner.name == name else None
 
 
-def _split(op: Operation | None, first: SSAValue | None = None) -> tuple[SSAValue, SSAValue] | None:
-    """A two-operand op's operands; of a commutative one whose operand `first`
-    is given, `(first, the other)`."""
-    if op is None or len(op.operands) != 2:
+def _other(op: Operation | None, first: SSAValue) -> SSAValue | None:
+    """The operand of a two-operand (commutative) op besides `first`, if `first` is one of them."""
+    if op is None or len(op.operands) != 2 or first not in op.operands:
         return None
     a, b = op.operands
-    if first is None or a == first:
-        return a, b
-    return (b, a) if b == first else None
+    return b if a == first else a
 
 
 def _argument(value: SSAValue) -> BlockArgument | None:
@@ -119,8 +116,8 @@ def _shift(value: SSAValue, scale: SSAValue) -> tuple[BlockArgument, BlockArgume
     if difference is not None and bias is None:
         return None
     centre = _owner(outer.operands[-1], "arith.mulf")
-    pair = _split(centre, scale)
-    mean = _argument(pair[1]) if pair is not None else None
+    other = _other(centre, scale)
+    mean = _argument(other) if other is not None else None
     if centre is None or mean is None:
         return None
     return mean, bias, [outer, centre]
