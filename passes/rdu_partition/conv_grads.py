@@ -54,10 +54,10 @@ def by_whole_groups(op: ConvGradOp, splits: Sequence[Split | None]) -> tuple[tup
     (the dim map's plan then: the batch, or gathered)."""
     channel_dims = (1, 1, 0)  # grad's and input's channels, the weight's group-major dim
     entries = [None if split is None else _only_entry(split, dim) for split, dim in zip(splits, channel_dims)]
-    held = [entry for split, entry in zip(splits, entries) if split is not None]
-    if not held or any(entry is None or entry != held[0] for entry in held):
-        return None
-    parts, stride, period = held[0]  # type: ignore[misc]
+    held = {entry for split, entry in zip(splits, entries) if split is not None}
+    if len(held) != 1 or (first := held.pop()) is None:
+        return None  # none split, one cut along another dim, or two cut unlike
+    parts, stride, period = first
     if period or op.groups.value.data % parts:
         return None
     wants = tuple(Split(((dim, parts, stride, 0),)) for dim in channel_dims)
