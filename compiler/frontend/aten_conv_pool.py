@@ -3,10 +3,11 @@ gathers where they do not.
 
 - A 16-bit convolution is one `rdu.conv`, bias and transposed form included
   (ATen's kernel at run time: eager autocast's bits).
-- A wider transposed convolution is the direct convolution of the input with zeros
-  inserted between its elements (stride - 1 of them), padded by
-  dilation * (kernel - 1) - padding (plus output_padding at the end), by the
-  weight with its in/out channels swapped per group and its window flipped.
+- A wider (f32, f64) one is one `rdu.conv` too, transposed form included
+  (ATen's kernel: eager's bits), its bias an `rdu.map` after it. Before, a
+  transposed one was a direct convolution of the input spread with zeros by
+  a weight computed from the parameter (swapped and flipped), which tensor
+  parallelism could not split by the parameter's channels.
 - Pooling that `rdu.pool` cannot express (max pooling whose indices are used,
   average pooling with ceil_mode, adaptive pooling whose output size does not
   divide the input) gathers each output's window from the flattened spatial
@@ -31,9 +32,9 @@ from xdsl.dialects.builtin import TensorType, i1, i64
 from xdsl.ir import Attribute, SSAValue
 
 from rducc.dialects.rdu.conv_grad import CONV_GRADIENTS, ConvGradOp
-from rducc.dialects.rdu.dataflow import ConcatOp, ConvOp, GatherOp, PoolKind, PoolOp, ReduceKind, TransposeOp
+from rducc.dialects.rdu.dataflow import ConvOp, GatherOp, PoolKind, PoolOp, ReduceKind
 from rducc.dialects.shapes import is_float
-from rducc.frontend.aten_build import along, cast, gather_dim, pad_dim, ramp, reduce, reshape, slice_dim
+from rducc.frontend.aten_build import along, cast, ramp, reduce, reshape
 from rducc.frontend.aten_common import element_of, fake_type, result_type, shape_of, tensor_of, used_outputs
 from rducc.frontend.converter_api import GraphImporter, converts, fake_value, node_arguments, positional
 from rducc.frontend.scalar import ScalarBuilder, opmath_type
@@ -48,10 +49,6 @@ def _per_dim(values: Any, spatial: int, default: int) -> list[int]:
     return values * spatial if len(values) == 1 else values
 
 
-def _zeros(g: GraphImporter, element: Attribute, shape: Sequence[int]) -> SSAValue:
-    return g.map([], tensor_of(element, shape), lambda b, xs: b.constant(0, element))
-
-
 # --------------------------------------------------------------------------
 # Convolution
 # --------------------------------------------------------------------------
@@ -62,12 +59,11 @@ def convert_convolution(g: GraphImporter, node: torch.fx.Node) -> SSAValue:
     """One `rdu.conv`. A result narrower than its opmath type (bf16, f16) is
     ATen's kernel's: the bias is the op's operand (the kernel adds it to the
     f32 sums before their one rounding; an add after the rounded convolution
-    would round twice) and a transposed convolution is the op's transposed
-    form. A wider result (f32, f64) is computed as rducc always has (its bits
-    unchanged): the bias added after the convolution by an `rdu.map` (no
-    rounding between them; the runtime folds the pair into one step where it
-    can, `rducc.runtime.epilogues`), a transposed convolution as a direct one
-    of the spread input (the module docstring)."""
+    would round twice). A wider result (f32, f64) has the bias added after
+    the convolution by an `rdu.map` (no rounding between them; the runtime
+    folds the pair into one step where it can, `rducc.runtime.epilogues`).
+    Either way a transposed convolution is the op's transposed form (its
+    weight as the parameter is, so tp splits it by the parameter's channels)."""
     args = node_arguments(node)
     value, weight = g.value(args["input"]), g.value(args["weight"])
     spatial = len(shape_of(value)) - 2
@@ -77,16 +73,11 @@ def convert_convolution(g: GraphImporter, node: torch.fx.Node) -> SSAValue:
     dilation = _per_dim(args["dilation"], spatial, 1)
     groups = args["groups"]
     bias = None if args["bias"] is None else g.value(args["bias"])
+    extra = _per_dim(args["output_padding"], spatial, 0) if args["transposed"] else None
     if opmath_type(out.element_type) != out.element_type:
         bias = None if bias is None else cast(g, bias, element_of(value))
-        extra = _per_dim(args["output_padding"], spatial, 0) if args["transposed"] else None
         return g.emit(ConvOp(value, weight, stride, padding, dilation, groups, out, bias, extra))
-    if args["transposed"]:
-        output_padding = _per_dim(args["output_padding"], spatial, 0)
-        value = _transposed_input(g, value, shape_of(weight)[2:], stride, padding, dilation, output_padding)
-        weight = _transposed_weight(g, weight, groups)
-        stride, padding = [1] * spatial, [0] * spatial
-    conv = g.emit(ConvOp(value, weight, stride, padding, dilation, groups, out))
+    conv = g.emit(ConvOp(value, weight, stride, padding, dilation, groups, out, output_padding=extra))
     if bias is None:
         return conv
     channels = reshape(g, bias, [out.get_shape()[1]] + [1] * spatial)
@@ -111,47 +102,6 @@ def convert_convolution_backward(g: GraphImporter, node: torch.fx.Node) -> tuple
         if index in used and args["output_mask"][index] else None
         for index, of in enumerate(CONV_GRADIENTS)
     )
-
-
-def _spread(g: GraphImporter, value: SSAValue, dim: int, stride: int) -> SSAValue:
-    """`stride - 1` zeros between neighbours along `dim`: [n] -> [(n - 1) * stride + 1]."""
-    shape = list(shape_of(value))
-    size = shape[dim]
-    if stride == 1 or size == 0:
-        return value
-    column = reshape(g, value, shape[: dim + 1] + [1] + shape[dim + 1 :])
-    gaps = _zeros(g, element_of(value), shape[: dim + 1] + [stride - 1] + shape[dim + 1 :])
-    rows = g.emit(
-        ConcatOp([column, gaps], dim + 1, tensor_of(element_of(value), shape[: dim + 1] + [stride] + shape[dim + 1 :]))
-    )
-    flat = reshape(g, rows, shape[:dim] + [size * stride] + shape[dim + 1 :])
-    return slice_dim(g, flat, dim, 0, (size - 1) * stride + 1)
-
-
-def _transposed_input(
-    g: GraphImporter, value: SSAValue, kernel: Sequence[int], stride: Sequence[int], padding: Sequence[int],
-    dilation: Sequence[int], output_padding: Sequence[int],
-) -> SSAValue:
-    """The input a stride-1 direct convolution reads to compute the transposed one."""
-    for i, (k, s, p, d, extra) in enumerate(zip(kernel, stride, padding, dilation, output_padding)):
-        dim = 2 + i
-        border = d * (k - 1) - p
-        value = pad_dim(g, _spread(g, value, dim, s), dim, border, border + extra)
-    return value
-
-
-def _transposed_weight(g: GraphImporter, weight: SSAValue, groups: int) -> SSAValue:
-    """[Cin, Cout/g, *k] -> [Cout, Cin/g, *k] with every window dim flipped."""
-    channels_in, per_group_out, *kernel = shape_of(weight)
-    per_group_in = channels_in // groups
-    element = element_of(weight)
-    grouped = reshape(g, weight, [groups, per_group_in, per_group_out, *kernel])
-    perm = [0, 2, 1, *range(3, 3 + len(kernel))]
-    swapped = g.emit(TransposeOp(grouped, perm, tensor_of(element, [groups, per_group_out, per_group_in, *kernel])))
-    weight = reshape(g, swapped, [groups * per_group_out, per_group_in, *kernel])
-    for i, size in enumerate(kernel):
-        weight = gather_dim(g, weight, ramp(g, size, size - 1, -1), 2 + i)
-    return weight
 
 
 # --------------------------------------------------------------------------

@@ -28,7 +28,9 @@ transposed convolution's weight is [in, out], a direct one's [out, in]): the
 input gradient sums the output channels (split: partial sums) and keeps the
 input channels; the weight gradient keeps both; the bias gradient keeps the
 output channels, its input and weight read for their shapes alone
-(`rdu_partition.conv_grads`). A partial sum of 16-bit operands may have an
+(`rdu_partition.conv_grads`). A grouped one's dim map reads its channels
+whole; the partitioner splits them by whole groups alone
+(`rdu_partition.conv_grads.by_whole_groups`). A partial sum of 16-bit operands may have an
 f32 result (a mixed-precision step's, rounded once after its all-reduce):
 the kernel then runs on the operands cast up, its sums not rounded.
 """

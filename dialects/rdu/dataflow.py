@@ -637,7 +637,8 @@ class ConvOp(IRDLOperation, OpFacts):
     weight C(O/groups)[kernel], output size (n - 1) x stride - 2 x padding +
     dilation x (kernel - 1) + output_padding + 1; the channel roles of its
     weight's dims swap (`weight_channel_dims`), so tp splits a dense one's
-    channels as a direct one's; a grouped one's are read whole.
+    channels as a direct one's; a grouped one's dim map reads them whole, and
+    the partitioner splits them by whole groups alone (`_plan_grouped_conv`).
 
     The result may be wider than the operands (bf16 in, f32 accumulated out).
     """

@@ -188,7 +188,7 @@ from rducc.model.kernel_timing import collective_seconds, peak_seconds
 from rducc.model.pipeline_schedule import default_microbatches
 from rducc.passes.common import RduPass
 from rducc.passes.rdu_partition.conv_bias import take_out_conv_bias
-from rducc.passes.rdu_partition.conv_grads import held_for_shapes
+from rducc.passes.rdu_partition.conv_grads import by_whole_groups, held_for_shapes
 from rducc.passes.rdu_partition.experts import Experts, expert_table, keeps_rows, local_expert_ids
 from rducc.passes.rdu_partition.index_map import known_values, rank_local
 from rducc.passes.rdu_partition.microbatches import microbatch_labels, order_one_f_one_b
@@ -531,13 +531,16 @@ def _channels_split(splits: Sequence[Split | None]) -> bool:
     return _entry_on(image, 1) is not None or any(_entry_on(weight, dim) is not None for dim in (0, 1))
 
 
-def _rank_groups(op: ConvOp) -> None:
-    """A rank's convolution's groups: its input channels over its weight's channels a
-    group (whole groups a rank: fewer groups; each group's channels split: as many).
-    A transposed one's channels are never split (its dim map blocks them)."""
-    if op.transposed is not None:
-        return
-    op.groups = IntegerAttr(_shape(op.input)[1] // _shape(op.weight)[1], i64)
+def _rank_groups(op: ConvOp | ConvGradOp, channels: int) -> None:
+    """A rank's convolution's (or convolution gradient's) groups, `channels` the
+    whole input's: a direct convolution's, its input channels over its weight's
+    channels a group (whole groups a rank: fewer groups; each group's channels
+    split: as many); a transposed one's or a gradient's (split by whole groups
+    alone, `conv_grads.by_whole_groups`), its input channels over one group's."""
+    if isinstance(op, ConvOp) and op.transposed is None:
+        op.groups = IntegerAttr(_shape(op.input)[1] // _shape(op.weight)[1], i64)
+    elif op.groups.value.data != 1:  # a dense one's channels split as a contraction's: one group still
+        op.groups = IntegerAttr(_shape(op.input)[1] // (channels // op.groups.value.data), i64)
 
 
 def _shape(value: SSAValue) -> tuple[int, ...]:
@@ -1504,8 +1507,8 @@ class _TensorPartitioner:
         self.reading = {}
         if isinstance(op, SliceOp):
             self._rank_offsets(op)
-        if isinstance(op, ConvOp):
-            _rank_groups(op)
+        if isinstance(op, ConvOp | ConvGradOp):
+            _rank_groups(op, self.full_shape(op.input)[1])
         self._set_result(op, result_layout)
 
     def _sums_over_ranks(self, op: ConvOp) -> bool:
@@ -1704,6 +1707,9 @@ class _TensorPartitioner:
             return [None] * len(splits), None
         if isinstance(op, ConvGradOp) and (kept := held_for_shapes(op, splits)) is not None:
             return self._plan_beside_shapes(op, splits[0], kept)
+        if isinstance(op, ConvGradOp) and op.groups.value.data != 1 \
+                and (grouped := by_whole_groups(op, splits)) is not None:
+            return [*grouped[0]], grouped[1]
         if not isinstance(op, OpFacts) or not (op.SHARDS or self._moves_batch(op)):
             return None
         if isinstance(op, ScatterOp) and (summed := self._plan_scatter_sum(op, splits)) is not None:
@@ -1717,8 +1723,7 @@ class _TensorPartitioner:
         if isinstance(op, ConcatOp) and (blocks := self._blocks_joined(op, splits)) is not None:
             return list(splits), blocks
         dims = op.dims_for([self.full_shape(v) for v in op.operands], [_shape(r) for r in op.results])
-        if isinstance(op, ConvOp) and op.transposed is None and op.groups.value.data != 1 \
-                and _channels_split(splits):
+        if isinstance(op, ConvOp) and op.groups.value.data != 1 and _channels_split(splits):
             return self._plan_grouped_conv(op, splits, dims)
         pieces: list[tuple[int, int, int, Period]] = []
         for split, dests in zip(splits, dims.operands):
@@ -2337,8 +2342,8 @@ class _TensorPartitioner:
             op.operands[i] = self.materialize(op.operands[i], wants[i], op)
         if isinstance(op, SliceOp):
             self._rank_offsets(op)
-        if isinstance(op, ConvOp):
-            _rank_groups(op)
+        if isinstance(op, ConvOp | ConvGradOp):
+            _rank_groups(op, self.full_shape(op.input)[1])
         self._set_result(op, layout)
         return True
 
@@ -2647,11 +2652,17 @@ class _TensorPartitioner:
         channels (and its bias with them), no collective. Every group's input
         channels split alike (their period one group's width, the weight along its per-group channels: a
         data-parallel weight gradient's batch inside each group): a partial sum
-        (`_plan_partial`). Any other cut mixes groups: None (gathered)."""
+        (`_plan_partial`). Any other cut mixes groups: None (gathered). A
+        transposed one (weight `[in, out / groups, ...]`, its dim 0 the input
+        channels, group-major as a direct one's output channels) splits by whole
+        groups alone: its input channels and its weight's dim 0 cut alike, its
+        result and bias by its output channels."""
         image, weight = splits[:2]
         groups, width = op.groups.value.data, self.full_shape(op.input)[1] // op.groups.value.data
         along = _entry_on(image, 1)
         rows, columns = _entry_on(weight, 1), _entry_on(weight, 0)
+        if op.transposed is not None and (rows is not None or (along is not None and along[3])):
+            return None  # a group's output channels cut, or its input channels: not whole groups
         if (along is not None and along[3] == width) or (along is None and columns is None and rows is not None):
             held = image if along is not None else Split(((1, rows[1], rows[2], width),)) if rows else None
             plan = self._plan_partial(op, [held, weight], dims)

@@ -1,7 +1,7 @@
 # Import of backward ops that Core ATen keeps in joint graphs, as rducc's
 # decompositions (rducc.frontend.aten_backward) write them in forward ops:
-# convolution_backward is a transposed convolution (zeros inserted, padded,
-# the flipped and channel-swapped weight) for the input, a convolution with
+# convolution_backward is a transposed convolution (rdu.conv's transposed
+# form) for the input, a convolution with
 # batch and channels swapped (stride and dilation exchanged, groups kept) for
 # the weight, and a sum for the bias; avg_pool2d_backward is one matmul per
 # spatial dim by its window matrix (built from iota, no constant data).
@@ -44,11 +44,10 @@ inputs = (torch.randn(2, 6, 5, 5), torch.randn(2, 4, 9, 9), torch.randn(6, 2, 3,
 print(module_text(import_exported(torch.export.export(Backward(), inputs)), locations=False))
 
 # CHECK:      func.func @forward(%g: tensor<2x6x5x5xf32> {{.*}}, %x: tensor<2x4x9x9xf32> {{.*}}, %w: tensor<6x2x3x3xf32>
-# The input gradient: g with zeros inserted between its rows and columns (stride 2), padded, then a direct
-# convolution by the flipped weight, its channels swapped within the 2 groups.
-# CHECK:      rdu.concat %{{.*}} dim 3 : (tensor<2x6x5x1x5xf32>, tensor<2x6x5x1x5xf32>) -> tensor<2x6x5x2x5xf32>
-# CHECK:      rdu.iota start 2 step -1 : tensor<3xi64>
-# CHECK:      %[[GRAD_INPUT:.*]] = rdu.conv %{{.*}}, %{{.*}} stride [1, 1] padding [0, 0] dilation [1, 1] groups 2 : tensor<2x6x11x11xf32>, tensor<4x3x3x3xf32> -> tensor<2x4x9x9xf32>
+# The input gradient: the transposed convolution of g by the weight, one rdu.conv in its transposed form
+# (ATen's kernel at run time; before, g spread with zeros and padded, by the flipped, swapped weight).
+# CHECK-NOT:  rdu.concat
+# CHECK:      %[[GRAD_INPUT:.*]] = rdu.conv %g, %w stride [2, 2] padding [1, 1] dilation [1, 1] output_padding [0, 0] groups 2 transposed : tensor<2x6x5x5xf32>, tensor<6x2x3x3xf32> -> tensor<2x4x9x9xf32>
 # The weight gradient: x as [C/g, g*N, H, W] by g as [O, N, Ho, Wo]; stride 2 becomes dilation 2.
 # CHECK:      rdu.transpose %{{.*}} perm [2, 1, 0, 3, 4] : tensor<2x2x2x9x9xf32> -> tensor<2x2x2x9x9xf32>
 # CHECK:      rdu.conv %{{.*}}, %{{.*}} stride [1, 1] padding [1, 1] dilation [2, 2] groups 2 : tensor<2x4x9x9xf32>, tensor<6x2x5x5xf32> -> tensor<2x6x3x3xf32>

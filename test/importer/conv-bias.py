@@ -1,9 +1,10 @@
 # Import of convolutions with a bias, direct and transposed. A 16-bit one
 # (bf16, f16) is one rdu.conv whose bias is an operand (ATen's kernel adds it
 # to the sums before the one rounding, so no map follows), a transposed one
-# rdu.conv's transposed form. A float32 one is imported as before (its bits
-# unchanged): the bias add an rdu.map after the convolution, a transposed
-# convolution a direct one of the input spread with zeros. The verifier's
+# rdu.conv's transposed form. A float32 one keeps its bias add as an rdu.map
+# after the convolution (its bits unchanged), and a transposed one is
+# rdu.conv's transposed form too (ATen's kernel, eager's bits; before, a
+# direct convolution of the input spread with zeros, which tp did not split). The verifier's
 # invalid biases and transposed forms are in test/dialects/rdu-invalid.mlir.
 # RUN: %python %s | filecheck %s
 
@@ -45,6 +46,8 @@ print(imported(torch.float32))
 # CHECK-NEXT:  ^bb0
 # CHECK-NEXT:    arith.addf
 # CHECK-NEXT:    rdu.yield
-# CHECK:       rdu.concat
-# CHECK:       rdu.conv %{{.*}}, %{{.*}} stride [1, 1] padding [0, 0] dilation [1, 1] groups 1 : tensor<2x6x9x9xf32>, tensor<4x6x2x2xf32> -> tensor<2x4x8x8xf32>
+# CHECK-NOT:   rdu.concat
+# CHECK:       rdu.conv %{{.*}}, %p_up_weight stride [2, 2] padding [0, 0] dilation [1, 1] output_padding [0, 0] groups 1 transposed : tensor<2x6x4x4xf32>, tensor<6x4x2x2xf32> -> tensor<2x4x8x8xf32>
+# CHECK-NEXT:  %[[UP_BIAS:.*]] = rdu.reshape %p_up_bias : tensor<4xf32> -> tensor<4x1x1xf32>
+# CHECK-NEXT:  rdu.map %{{.*}}, %[[UP_BIAS]]
 

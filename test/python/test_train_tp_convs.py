@@ -20,10 +20,12 @@ the rest bit for bit.
 
 from __future__ import annotations
 
+import copy
+
 import pytest
 import torch
 from torch import nn
-from training_cases import momentum_autocast_steps
+from training_cases import assert_sgd_steps_match, momentum_autocast_steps
 
 import rducc
 from rducc.api import after
@@ -103,6 +105,115 @@ def test_bf16_decoder_with_transposed_convolution_trains_at_tp2(opt_level: int) 
     transposed = [op for op in program.module.walk() if isinstance(op, ConvOp | ConvGradOp) and op.transposed]
     assert len(transposed) == 4  # the forward, the input, weight and bias gradients
     assert all(tuple(op.weight.type.get_shape())[:2] == (8, 16) for op in transposed)  # its input channels split
+    losses = [program.step(x, y).item() for x, y in data]
+    assert losses == pytest.approx(expected, rel=1e-5)
+    got = program.parameters()
+    for name, parameter in eager.named_parameters():
+        torch.testing.assert_close(got[name], parameter.detach(), rtol=2 ** -7, atol=1e-5, msg=name)
+
+
+class WithLoss(nn.Module):
+    """A classifier and its cross entropy: the step `compile_training` takes whole."""
+
+    def __init__(self, model: nn.Module) -> None:
+        super().__init__()
+        self.model = model
+
+    def forward(self, x: torch.Tensor, labels: torch.Tensor) -> torch.Tensor:
+        return nn.functional.cross_entropy(self.model(x), labels)
+
+
+class Float32Upsampler(nn.Module):
+    """Two float32 transposed convolutions: a strided biased one with output
+    padding on the image (a column split at tp=2) and a 2x2 one of its split
+    channels (a row split, its bias added after the all-reduce)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.up = nn.ConvTranspose2d(3, 8, 3, stride=2, padding=1, output_padding=1)
+        self.mix = nn.ConvTranspose2d(8, 4, 2, stride=2)
+        self.head = nn.Linear(4, 5)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return self.head(self.mix(torch.relu(self.up(x))).mean((2, 3)))
+
+
+class GroupedUpsampler(nn.Module):
+    """A pointwise stem (a column split at tp=2), a depthwise convolution and a
+    transposed convolution of 4 groups reading its split channels, a head."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.stem = nn.Conv2d(3, 8, 1)
+        self.depthwise = nn.Conv2d(8, 8, 3, padding=1, groups=8)
+        self.up = nn.ConvTranspose2d(8, 8, 2, stride=2, groups=4)
+        self.head = nn.Linear(8, 5)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        h = torch.relu(self.depthwise(torch.relu(self.stem(x))))
+        return self.head(torch.relu(self.up(h)).mean((2, 3)))
+
+
+def _transposed_weights(program) -> list[tuple[int, ...]]:
+    """The weight shapes of a program's transposed convolutions (forward ones and gradients)."""
+    return [tuple(op.weight.type.get_shape()) for op in program.module.walk()
+            if isinstance(op, ConvOp | ConvGradOp) and op.transposed]
+
+
+def _train_f32_at_tp2(model: nn.Module, opt_level: int):
+    """Two SGD steps (momentum) of `model` through rducc at tp=2 on sn40l-8 and
+    eagerly: equal losses and parameters (`assert_sgd_steps_match`); the step."""
+    batches = [(torch.randn(2, 3, 4, 4, generator=torch.Generator().manual_seed(seed)), torch.tensor([1, 3]))
+               for seed in (1, 2)]
+    eager = copy.deepcopy(model)
+    program = rducc.compile_training(model, batches[0], optimizer="sgd", target="sn40l-8", tp=2, lr=0.1,
+                                     momentum=0.9, opt_level=opt_level)
+    assert_sgd_steps_match(program, eager, batches, lr=0.1, momentum=0.9)
+    return program
+
+
+@pytest.mark.parametrize("opt_level", [0, 2], ids=["O0", "O2"])
+def test_float32_transposed_convolutions_split_at_tp2(opt_level: int) -> None:
+    """float32 transposed convolutions are `rdu.conv`'s transposed form, so tp
+    splits them as the 16-bit ones (before: a direct convolution of the input
+    spread with zeros by a weight computed from the parameter, run whole): at
+    tp=2 the forward equals eager's and 2 SGD steps train as eager's, every
+    transposed convolution split by channels, nothing all-gathered."""
+    torch.manual_seed(0)
+    model = Float32Upsampler()
+    x = torch.randn(2, 3, 4, 4, generator=torch.Generator().manual_seed(3))
+    forward = rducc.compile(model, (x,), target="sn40l-8", opt_level=opt_level,
+                            passes=[after("rdu-canonicalize", RduPartition(tp=2))])
+    assert _transposed_weights(forward) == [(3, 4, 3, 3), (4, 4, 2, 2)]  # up's outputs, mix's inputs halved
+    with torch.no_grad():
+        torch.testing.assert_close(torch.as_tensor(forward(x)), model(x), rtol=1e-5, atol=1e-6)
+    program = _train_f32_at_tp2(WithLoss(model), opt_level)
+    assert not any(isinstance(op, AllGatherOp) for op in program.module.walk())
+    assert (3, 4, 3, 3) in _transposed_weights(program) and (4, 4, 2, 2) in _transposed_weights(program)
+
+
+@pytest.mark.parametrize("opt_level", [0, 2], ids=["O0", "O2"])
+def test_grouped_transposed_and_depthwise_convolutions_split_by_groups_at_tp2(opt_level: int) -> None:
+    """A depthwise convolution and a 4-group transposed one reading the stem's
+    split channels run whole groups a rank at tp=2 (`groups` halved, no
+    collective): the float32 forward equals eager's, and 2 SGD steps under
+    bf16 autocast, whose gradients are grouped `rdu.conv_grad`s, train as
+    eager autocast's (before: every grouped `rdu.conv_grad` ran whole, its
+    operands all-gathered; the float32 training step is
+    `test_train_tp_forms.py::test_grouped_convolutions_split_by_whole_groups`)."""
+    torch.manual_seed(0)
+    model = GroupedUpsampler()
+    x = torch.randn(2, 3, 4, 4, generator=torch.Generator().manual_seed(3))
+    forward = rducc.compile(model, (x,), target="sn40l-8", opt_level=opt_level,
+                            passes=[after("rdu-canonicalize", RduPartition(tp=2))])
+    assert _transposed_weights(forward) == [(4, 2, 2, 2)]  # up's 2 groups a rank
+    with torch.no_grad():
+        torch.testing.assert_close(torch.as_tensor(forward(x)), model(x), rtol=1e-5, atol=1e-6)
+    program, eager, data, expected = momentum_autocast_steps(model, (2, 3, 4, 4), 5, 2, opt_level=opt_level,
+                                                             target="sn40l-8", tp=2)
+    assert not any(isinstance(op, AllGatherOp) for op in program.module.walk())
+    grads = {(op.of.data, op.groups.value.data) for op in program.module.walk() if isinstance(op, ConvGradOp)}
+    assert {("input", 4), ("weight", 4), ("input", 2), ("weight", 2), ("bias", 2)} <= grads, grads
     losses = [program.step(x, y).item() for x, y in data]
     assert losses == pytest.approx(expected, rel=1e-5)
     got = program.parameters()

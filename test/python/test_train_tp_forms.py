@@ -186,8 +186,10 @@ def test_grouped_convolutions_split_by_whole_groups():
     the stem train as eager at tp=2: each rank convolves the whole groups it holds
     (`groups` its own share), rather than summing its channels as a dense
     convolution's contraction (which added one group's channels into another's: losses
-    4.9e-3 off eager on `grouped_convs`). Fewer groups than ranks (computed whole):
-    lit rdu-partition-grouped-conv.mlir."""
+    4.9e-3 off eager on `grouped_convs`). The transposed one is `rdu.conv`'s
+    transposed form, a group a rank (tconv23; before, a direct convolution of
+    its spread input). Fewer groups than ranks (computed whole): lit
+    rdu-partition-grouped-conv.mlir, rdu-partition-grouped-conv-transposed.mlir."""
     tp = 2
     torch.manual_seed(0)
     model = GroupedConvs()
@@ -198,6 +200,9 @@ def test_grouped_convolutions_split_by_whole_groups():
     ranks = {(op.input.type.get_shape()[1], op.groups.value.data) for op in program.module.walk()
              if isinstance(op, ConvOp)}
     assert (8 // tp, 4 // tp) in ranks, ranks  # the 4-group convolution's forward: its groups a rank
+    transposed = {(tuple(op.weight.type.get_shape()), op.groups.value.data) for op in program.module.walk()
+                  if isinstance(op, ConvOp) and op.transposed}
+    assert ((16 // tp, 4, 3, 3), 1) in transposed, transposed  # the 2-group transposed one: a group a rank
 
 
 class SkipProjection(nn.Module):
