@@ -168,6 +168,7 @@ from rducc.model.kernel_timing import (
     KernelCost,
     TierTotals,
     collective_cost,
+    kernel_mapping,
     kernel_time,
     kernel_work,
     peak_seconds,
@@ -416,7 +417,7 @@ def body_loads(body: list[KernelRecord], target: Target) -> list[bool]:
     """For each kernel of a loop body (a callee's, in order), whether a later iteration
     loads its configuration on `target` (`configuration.body_reloads`: only where the
     kernel before it, across the back edge too, left another one loaded)."""
-    return body_reloads([record.op for record in body], [kernel_work(record, target).sections for record in body])
+    return body_reloads([record.op for record in body], [loaded_sections(record, target) for record in body])
 
 
 def _loop_gain_s(body: list[KernelRecord], loads: list[bool], target: Target) -> float:
@@ -475,6 +476,25 @@ def _shared_body(loop: KernelLoop, body: list[KernelRecord], loads: list[bool], 
     return shared
 
 
+def held_configuration(body: list[KernelRecord]) -> Hashable:
+    """The one configuration a loop body held as one loads (`settle_loops`): its
+    kernels' own where they are one, else theirs together on their parts of the units."""
+    distinct = tuple(dict.fromkeys(configuration_of(record.op) for record in body))
+    return distinct[0] if len(distinct) == 1 else ("held", distinct)
+
+
+def loaded_configuration(record: KernelRecord) -> Hashable:
+    """The configuration the units load to run this kernel: its loop body's where that
+    is held as one (`KernelRecord.held`, from `settle_loops`), else its own."""
+    return record.held if record.held is not None else configuration_of(record.op)
+
+
+def loaded_sections(record: KernelRecord, target: Target) -> int:
+    """The sections the units load it in on `target`: its mapping's (its part of a
+    held body's, which fits at once), as the cost model times it (`kernel_work`)."""
+    return (record.mapping or kernel_mapping(record.op, target)).sections
+
+
 def settle_loops(walk: ProgramWalk, target: Target) -> tuple[list[KernelRecord], list[KernelLoop]]:
     """The walk's kernels and runs with each candidate loop (a callee of several
     kernels, compiler/model/kernel_looping.py) looped when a later iteration costs
@@ -528,7 +548,9 @@ def settle_loops(walk: ProgramWalk, target: Target) -> tuple[list[KernelRecord],
             loop.launches_saved += len(body) - 1
             loop.saved_s += _loop_gain_s(body[1:], loads[1:], target)
     mapped = {record.op: record.mapping for body in shared_bodies.values() for record in body}
-    kernels = [replace(k, mapping=mapped.get(k.op, k.mapping),
+    holding = {record.op: held_configuration(body) for callee, body in shared_bodies.items() if callee in held
+               for record in body}
+    kernels = [replace(k, mapping=mapped.get(k.op, k.mapping), held=holding.get(k.op),
                        looped=k.looped or (k.head in held and k.op is not held[k.head])) for k in walk.kernels]
     kernels = [replace(k, looped=True, reloaded=k.op in reloading) if k.candidate in paying
                else replace(k, reloaded=k.op in reloading) if k.looped else k for k in kernels]

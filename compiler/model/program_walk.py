@@ -5,6 +5,7 @@ which), keyed to its ops; the one walk the cost model, plots and report read.
 
 from __future__ import annotations
 
+from collections.abc import Hashable
 from dataclasses import dataclass, field, replace
 
 from xdsl.dialects import arith, func, scf
@@ -152,6 +153,10 @@ class KernelRecord:
     mapping: KernelMapping | None = None
     """The mapping it runs with where not its own: its part of a loop body's one
     configuration (compiler/model/shared_configuration.py, `cost_model.settle_loops`)."""
+    held: Hashable | None = None
+    """Where its loop body is held as one configuration (`cost_model.settle_loops`):
+    that configuration, what the units load for this kernel (`loaded_configuration`);
+    None where its own is."""
 
 
 @dataclass

@@ -22,10 +22,14 @@ target's figures, never a published switching ratio:
   (compiler/model/configuration.py), so the loads are the program's distinct
   configurations, each as many loads as its sections, not one a kernel: an
   outlined layer's kernel once however many calls run it, kernels of one
-  configuration (a period's repeated layers) once. None for the
-  configuration the units already hold: the last kernel of the program
-  switched from (`after`), when it is one of the new program's and ran in
-  one section.
+  configuration (a period's repeated layers) once, and a loop body the cost
+  model holds as one configuration (compiler/model/shared_configuration.py)
+  once, in one section, whatever its kinds: which configuration the units
+  load for a kernel, and in how many sections, is the cost model's own
+  answer (`cost_model.settle_loops`, `loaded_configuration`,
+  `loaded_sections`), read here, not restated. None for the configuration
+  the units already hold: the last kernel of the program switched from
+  (`after`), when it is one of the new program's and ran in one section.
 
 `switch_s = copy_s + dma_latency_s + configure_s`. bench/coe.py prints it for
 Llama 3.1 8B on sn40l-8 and on the DGX nodes, and the SN40L paper's 15x / 31x
@@ -41,10 +45,11 @@ from dataclasses import dataclass
 from xdsl.dialects import func
 from xdsl.dialects.builtin import ModuleOp
 
-from rducc.dialects.contracts import mapping_of
 from rducc.dialects.program import functions, global_stages
 from rducc.dialects.tier import ComputeOp, GlobalOp
-from rducc.model.configuration import configuration_of
+from rducc.errors import RduccError
+from rducc.model.cost_model import loaded_configuration, loaded_sections, settle_loops
+from rducc.model.program_walk import walk_placed
 from rducc.targets import Target
 
 
@@ -102,24 +107,29 @@ def last_kernel(module: ModuleOp) -> ComputeOp | None:
     return None
 
 
-def sections_of(compute: ComputeOp) -> int:
-    """The sections the kernel runs in: its recorded mapping's (`rdu-map-units`), else one."""
-    mapping = mapping_of(compute)
-    return mapping.sections if mapping is not None else 1
+def loaded_configurations(module: ModuleOp, target: Target) -> dict[ComputeOp, tuple[Hashable, int]]:
+    """Each kernel of the program with the configuration the units load to run it on
+    `target` and its sections, as the cost model settles its loops (a held loop
+    body's kernels: the body's one configuration, one section)."""
+    try:
+        records, _ = settle_loops(walk_placed(module, target.kernel_looping), target)
+        return {record.op: (loaded_configuration(record), loaded_sections(record, target)) for record in records}
+    except RduccError as failure:  # a kernel with no room on these units: the program is another target's
+        raise RduccError(f"model switching: the program's kernels do not fit target {target.name}'s units "
+                         f"(compile it for {target.name}): {failure}") from failure
 
 
-def configuration_loads(module: ModuleOp, after: ModuleOp | None = None) -> int:
-    """The configuration loads a switch to `module` pays: each distinct configuration
-    its kernels have, once a section, less the one the units hold when `after` (the
-    program switched from) ran last a kernel of that configuration in one section
-    (the module docstring)."""
-    sections: dict[Hashable, int] = {}
-    for op in module.walk():
-        if isinstance(op, ComputeOp):
-            sections[configuration_of(op)] = sections_of(op)
-    held = last_kernel(after) if after is not None else None
-    if held is not None and sections_of(held) == 1:
-        sections.pop(configuration_of(held), None)
+def configuration_loads(module: ModuleOp, target: Target, after: ModuleOp | None = None) -> int:
+    """The configuration loads a switch to `module` on `target` pays: each distinct
+    configuration its kernels load (`loaded_configurations`), once a section, less
+    the one the units hold when `after` (the program switched from) ran last a
+    kernel of that configuration in one section (the module docstring)."""
+    sections = dict(loaded_configurations(module, target).values())
+    last = last_kernel(after) if after is not None else None
+    if after is not None and last is not None:
+        configuration, last_sections = loaded_configurations(after, target)[last]
+        if last_sections == 1:
+            sections.pop(configuration, None)
     return sum(sections.values())
 
 
@@ -129,12 +139,12 @@ def switch_time(module: ModuleOp, target: Target, after: ModuleOp | None = None)
     hbm, ddr = resident_bytes(module)
     rate = copy_bandwidth(target)
     kernels = sum(1 for op in module.walk() if isinstance(op, ComputeOp))
-    loads = configuration_loads(module, after)
+    loads = configuration_loads(module, target, after)
     copy_s = hbm / rate
     configure_s = loads * target.reconfigure_s
     return SwitchTime(target.name, hbm, ddr, rate, copy_s, configure_s, kernels, loads,
                       copy_s + target.dma_latency_s + configure_s)
 
 
-__all__ = ["SwitchTime", "configuration_loads", "copy_bandwidth", "last_kernel", "resident_bytes", "sections_of",
-           "switch_time"]
+__all__ = ["SwitchTime", "configuration_loads", "copy_bandwidth", "last_kernel", "loaded_configurations",
+           "resident_bytes", "switch_time"]

@@ -33,7 +33,10 @@ summary):
   (weights are read again every microbatch), plus a DMA start-up; a collective
   of the forward or backward `collective_cost` / m, at least one link latency.
   On a lowered program each kernel takes its modeled time (`kernel_costs`) / m,
-  at least its launch and fill. A step that runs its microbatches itself
+  at least its launch and fill, the loops as the cost model settles them
+  (`settle_loops`: a loop's later kernels, and a loop body held as one
+  configuration after its first kernel, launch nothing; `TrainingEstimate.launches`
+  counts each stage's launches, in all `Report.kernel_launches`). A step that runs its microbatches itself
   (`rdu.microbatches` = m, their ops all in the program) times every op whole
   (each is one microbatch's) and takes a stage's mean over the m;
 - the stages under the 1F1B schedule (`pipeline_schedule.one_f_one_b`), which
@@ -303,6 +306,8 @@ class _StageTimes:
     microbatch_s: float = 0.0
     queued_s: float = 0.0
     optimizer_s: float = 0.0
+    launches: int = 0
+    """Kernels it launches (a lowered program's): a loop's, and a held loop body's, once."""
 
     def backward(self, seconds: float) -> None:
         """Backward work of the last microbatch: queued collectives run under it."""
@@ -322,6 +327,10 @@ class TrainingEstimate:
     optimizer_s: float
     spill_s: float
     """Weights and optimizer state past a stage socket's HBM, read from DDR."""
+    launches: tuple[int, ...] = ()
+    """Kernels each stage launches in a step's program (a lowered one; empty at level
+    1): the cost model's settled loops' (`settle_loops`), so a loop, and a loop body
+    held as one configuration, is launched once on its stage, as `Report.kernel_launches` counts."""
 
     @property
     def step_s(self) -> float:
@@ -354,6 +363,7 @@ def training_estimate(module: ModuleOp, target: Target, microbatches: int = 0) -
     return TrainingEstimate(
         data_parallel_of(module), tp, pp, one_f_one_b([s.microbatch_s for s in stages], m),
         max(s.queued_s for s in stages), max(s.optimizer_s for s in stages), _spill_s(module, target, pp) * m,
+        tuple(s.launches for s in stages) if level_of(module) in LOWERED_LEVELS else (),
     )
 
 
@@ -427,6 +437,7 @@ def _time_kernels(module: ModuleOp, target: Target, m: int, stages: list[_StageT
     for record, cost in zip(records, kernel_costs(records, target, sram_room_bytes(module))):
         placed = record.calls[0] if record.calls else record.op  # an outlined layer's kernel: its call's stage
         times = stages[op_stage(placed) if len(stages) > 1 else 0]
+        times.launches += not record.looped
         body = [op for op in record.op.body.walk() if phase_of(op) is not None]
         if body and all(phase_of(op) == Phase.OPTIMIZER for op in body):
             times.optimizer_s += cost.modeled_time_s

@@ -13,13 +13,15 @@ import numpy as np
 import pytest
 import torch
 from torch import nn
+from xdsl.dialects.builtin import ModuleOp
 
 import rducc
 from rducc.dialects.contracts import calls_of, is_outlined
 from rducc.dialects.program import functions
 from rducc.dialects.tier import ComputeOp
 from rducc.model.configuration import configuration_of
-from rducc.model.cost_model import estimate
+from rducc.model.cost_model import Report, estimate
+from rducc.model.switching import switch_time
 from rducc.targets import load_target
 
 WIDTH = 16
@@ -199,9 +201,17 @@ def test_a_period_that_repeats_a_layer_loads_each_configuration_once(tmp_path: P
     assert "its 2 configurations need 3 PCUs and 13 PMUs at once" in loop.not_shared
     looped = [k for k in report.kernels if k.looped]
     assert [k.reconfigure_s > 0 for k in looped] == [True, False, False, True]
+    assert switch_time(program.module, load_target(str(target))).loads == _cost_model_loads(program.module, report) == 2
     unlooped = estimate(program.module, load_target(str(unlooped_target)))
     assert report.modeled_time_s < unlooped.modeled_time_s
     np.testing.assert_allclose(np.asarray(program(x)), model(x).detach().numpy(), rtol=1e-4, atol=1e-5)
+
+
+def _cost_model_loads(module: ModuleOp, report: Report) -> int:
+    """The configurations the cost model's report has the program load: its kernels'
+    distinct ones, a loop body it holds as one (`KernelLoop.shared` of them) once."""
+    distinct = {configuration_of(op) for op in module.walk() if isinstance(op, ComputeOp)}
+    return len(distinct) - sum(loop.shared - 1 for loop in report.loops if loop.shared)
 
 
 @pytest.mark.parametrize(("stack", "period"), [("rg" * 3, 2), ("rrrg" * 2, 4)])
@@ -222,6 +232,11 @@ def test_a_period_of_two_kinds_is_one_configuration_kept_loaded(tmp_path: Path, 
     assert (loop.looped, loop.kernels, loop.reloads, loop.shared, loop.not_shared) == (True, period, 0, 2, "")
     assert report.kernel_launches == 1
     assert not any(k.reconfigure_s for k in report.kernels)
+    # a switch to it loads the one configuration the loop holds, not its two kinds; none
+    # after itself (the units hold that configuration)
+    units = load_target(str(target))
+    assert switch_time(program.module, units).loads == _cost_model_loads(program.module, report) == 1
+    assert switch_time(program.module, units, after=program.module).loads == 0
     uniform = rducc.compile(torch.export.export(DenseStack("r" * len(stack)).eval(), (x,)),
                             target=str(target)).report
     assert uniform.kernel_launches == 1

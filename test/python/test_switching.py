@@ -6,51 +6,68 @@ from __future__ import annotations
 import pytest
 from test_mapping import parse_module
 
+from rducc.errors import RduccError
 from rducc.model.switching import copy_bandwidth, switch_time
 from rducc.targets import load_target
 
 W, E = "4096x4096xbf16", "1024x4096xbf16"
-PLAN = f"""
+
+
+def plan(n: int) -> str:
+    """One kernel `y = x @ w` of [1, 4096] by a [4096, n] weight in HBM, beside a
+    [1024, 4096] table the plan leaves in DDR."""
+    w, y = f"4096x{n}xbf16", f"1x{n}xbf16"
+    return f"""
 builtin.module attributes {{rdu.level = #rdu<level memory>}} {{
-  tier.global @w in hbm : tensor<{W}>
+  tier.global @w in hbm : tensor<{w}>
   tier.global @e in ddr : tensor<{E}>
-  func.func @forward(%x: !tier.buffer<hbm, 1x4096xbf16> {{rdu.input = "x"}}) -> !tier.buffer<hbm, 1x4096xbf16> {{
-    %w = tier.get_global @w : !tier.buffer<hbm, {W}>
+  func.func @forward(%x: !tier.buffer<hbm, 1x4096xbf16> {{rdu.input = "x"}}) -> !tier.buffer<hbm, {y}> {{
+    %w = tier.get_global @w : !tier.buffer<hbm, {w}>
     %xs = tier.alloc : !tier.buffer<sram, 1x4096xbf16>
-    %ws = tier.alloc : !tier.buffer<sram, {W}>
-    %ys = tier.alloc : !tier.buffer<sram, 1x4096xbf16>
-    %yh = tier.alloc : !tier.buffer<hbm, 1x4096xbf16>
+    %ws = tier.alloc : !tier.buffer<sram, {w}>
+    %ys = tier.alloc : !tier.buffer<sram, {y}>
+    %yh = tier.alloc : !tier.buffer<hbm, {y}>
     tier.dma %x -> %xs : !tier.buffer<hbm, 1x4096xbf16> -> !tier.buffer<sram, 1x4096xbf16>
-    tier.dma %w -> %ws : !tier.buffer<hbm, {W}> -> !tier.buffer<sram, {W}>
-    tier.compute "k0" ins(%xs, %ws : !tier.buffer<sram, 1x4096xbf16>, !tier.buffer<sram, {W}>) outs(%ys : !tier.buffer<sram, 1x4096xbf16>) {{
-    ^bb0(%a: tensor<1x4096xbf16>, %b: tensor<{W}>):
-      %c = rdu.matmul %a, %b : tensor<1x4096xbf16>, tensor<{W}> -> tensor<1x4096xbf16>
-      rdu.yield %c : tensor<1x4096xbf16>
+    tier.dma %w -> %ws : !tier.buffer<hbm, {w}> -> !tier.buffer<sram, {w}>
+    tier.compute "k0" ins(%xs, %ws : !tier.buffer<sram, 1x4096xbf16>, !tier.buffer<sram, {w}>) outs(%ys : !tier.buffer<sram, {y}>) {{
+    ^bb0(%a: tensor<1x4096xbf16>, %b: tensor<{w}>):
+      %c = rdu.matmul %a, %b : tensor<1x4096xbf16>, tensor<{w}> -> tensor<{y}>
+      rdu.yield %c : tensor<{y}>
     }}
-    tier.dma %ys -> %yh : !tier.buffer<sram, 1x4096xbf16> -> !tier.buffer<hbm, 1x4096xbf16>
-    func.return %yh : !tier.buffer<hbm, 1x4096xbf16>
+    tier.dma %ys -> %yh : !tier.buffer<sram, {y}> -> !tier.buffer<hbm, {y}>
+    func.return %yh : !tier.buffer<hbm, {y}>
   }}
 }}
 """
 
 
+PLAN = plan(4096)
+
+
 def test_switch_time_is_the_plans_hbm_bytes_over_each_targets_copy_path() -> None:
-    """32 MiB of weights in HBM (copied at a switch), 8 MiB left in DDR (not), one kernel
+    """8 MiB of weights in HBM (copied at a switch), 8 MiB left in DDR (not), one kernel
     to configure; sn40l-8 copies from DDR, a DGX from host memory over each GPU's PCIe."""
-    module = parse_module(PLAN)
+    module = parse_module(plan(1024))  # its kernel fits a GPU's units too
     rdu, h100, a100 = (load_target(n) for n in ("sn40l-8", "dgx-h100", "dgx-a100"))
     switch = switch_time(module, rdu)
-    assert switch.hbm_bytes_per_socket == 4096 * 4096 * 2 and switch.stays_in_ddr_bytes == 1024 * 4096 * 2
+    assert switch.hbm_bytes_per_socket == 4096 * 1024 * 2 and switch.stays_in_ddr_bytes == 1024 * 4096 * 2
     assert switch.copy_bandwidth == rdu.ddr_bandwidth * rdu.ddr_efficiency and switch.kernels == 1
-    assert switch.switch_s == pytest.approx(4096 * 4096 * 2 / switch.copy_bandwidth + rdu.dma_latency_s
+    assert switch.switch_s == pytest.approx(4096 * 1024 * 2 / switch.copy_bandwidth + rdu.dma_latency_s
                                             + rdu.reconfigure_s)
     # a GPU node: each GPU over its own PCIe link (datasheet), not the paper's node figure
     assert copy_bandwidth(h100) == h100.host_link_bandwidth * h100.ddr_efficiency != h100.ddr_bandwidth
     gpu = switch_time(module, h100)
-    assert gpu.copy_s == pytest.approx(4096 * 4096 * 2 / (64e9 * h100.ddr_efficiency))
+    assert gpu.copy_s == pytest.approx(4096 * 1024 * 2 / (64e9 * h100.ddr_efficiency))
     # the prediction: PCIe Gen5 x16 a GPU against DDR a socket is a few x, not the paper's 15x
     assert 1 < gpu.copy_s / switch.copy_s < 15
     assert switch_time(module, a100).copy_s == pytest.approx(2 * gpu.copy_s)  # Gen4 is half of Gen5
+
+
+def test_a_program_for_other_units_is_named_not_a_traceback() -> None:
+    """A program whose kernel has no room on a target's units (its 32 MiB weight on a
+    DGX A100's 108 SMs) is an error naming the target, not a mapping traceback."""
+    with pytest.raises(RduccError, match="model switching: the program's kernels do not fit target dgx-a100"):
+        switch_time(parse_module(PLAN), load_target("dgx-a100"))
 
 
 def _kernel(name: str, a: str, b: str, out: str, n: int) -> str:

@@ -28,6 +28,7 @@ from rducc.dialects.contracts import (
     shard_of,
 )
 from rducc.dialects.program import find_entry, functions
+from rducc.model.cost_model import estimate
 from rducc.model.training_speed import training_estimate
 from rducc.passes import rdu_partition
 from rducc.pipeline import pipeline_text
@@ -76,7 +77,15 @@ def test_pipelined_step_is_outlined_per_phase_staged_by_layer_and_trains_as_eage
         *[("layer_forward", "forward", s) for s in (0, 0, 1, 1)],
         *[("layer_backward", "backward", s) for s in (1, 1, 0, 0)],
         *[("layer_optimizer", "optimizer", s) for s in (0, 0, 1, 1)]]
-    schedule = training_estimate(program.module, load_target("sn40l-8")).schedule
+    step = training_estimate(program.module, load_target("sn40l-8"))
+    schedule = step.schedule
+    # the schedule reads the cost model's settled loops: each stage's layer loops (held as one
+    # configuration, forms22) launched once on their stage, no launch counted twice or missed
+    report = estimate(program.module, load_target("sn40l-8"))
+    held = [loop for loop in report.loops if loop.looped and loop.shared]
+    assert {loop.callee for loop in held} == {"layer_forward", "layer_backward"} and len(held) == 4
+    assert sum(step.launches) == report.kernel_launches == len(report.kernels) - sum(
+        loop.launches_saved for loop in report.loops)
     m = microbatches_of(program.module)
     assert schedule.stages == 2 and schedule.microbatches == m == 2 and min(schedule.stage_s) > 0
     assert schedule.bubble_s == pytest.approx(sum(schedule.stage_s) - max(schedule.stage_s))  # (m - 1) max cancels
