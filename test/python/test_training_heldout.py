@@ -314,3 +314,32 @@ def test_half_log_softmax_rounds_where_eagers_kernel_does() -> None:
     program = rducc.compile(torch.export.export(LogSoftmaxes(), inputs), opt_level=2)
     for got, want in zip(program(*inputs), LogSoftmaxes()(*inputs), strict=True):
         assert got.dtype == want.dtype and torch.equal(got, want), (got - want).abs().max()
+
+
+class SharedLayer(nn.Module):
+    """One Linear applied three times (adaptive_depth's shared layer) beside a LayerNorm whose float32 weight
+    autocast does not cast."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.layer, self.norm, self.head = nn.Linear(6, 6), nn.LayerNorm(6), nn.Linear(6, 3)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        for _ in range(3):
+            x = x + torch.tanh(self.layer(self.norm(x)))
+        return self.head(x)
+
+
+def test_a_layer_applied_several_times_under_autocast_sums_its_gradients_as_eager() -> None:
+    """Eager autocast casts a trained weight once per region (its cache) and sums the uses' gradients in
+    bf16; a bf16 gradients-only step's gradients equal eager autocast's bit for bit."""
+    torch.manual_seed(0)
+    model, x, labels = SharedLayer(), torch.randn(5, 6), torch.tensor([0, 1, 2, 0, 1])
+    reference = copy.deepcopy(model)
+    program = rducc.compile_training(model, (x, labels), optimizer=None, loss_fn=nn.functional.cross_entropy,
+                                     mixed_precision="bf16")
+    _, *gradients = program.step(x, labels)
+    with torch.autocast("cpu", torch.bfloat16):
+        nn.functional.cross_entropy(reference(x), labels).backward()
+    for (name, parameter), gradient in zip(reference.named_parameters(), gradients, strict=True):
+        assert torch.equal(torch.as_tensor(gradient), parameter.grad), name
