@@ -76,6 +76,7 @@ def _log_of_sum(g: GraphImporter, node: torch.fx.Node, total: SSAValue, compute:
     element = result_type(node).element_type
     rank = len(shape_of(g.value(positional(node)[0])))
     last = positional(node)[1] % max(rank, 1) == rank - 1
+    assert isinstance(total.type, TensorType)
     if element == compute or rank == 0 or not last:
         return g.map([total], total.type, lambda b, xs: b.unary("log", xs[0]))  # type: ignore[arg-type]
 
