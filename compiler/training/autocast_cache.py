@@ -74,7 +74,7 @@ def _casting_uses(parameter: torch.fx.Node, device: str, dtype: torch.dtype) -> 
         if not isinstance(user.target, torch._ops.OpOverload):
             continue
         args, kwargs = torch.fx.node.map_arg((user.args, user.kwargs), lambda n: n.meta.get("val"))
-        with _watching_casts(value, dtype) as casts, autocast_without_cache(device, dtype), torch.no_grad():
+        with _watching_casts(value, dtype) as casts, _autocast_without_cache(device, dtype), torch.no_grad():
             try:
                 user.target(*args, **kwargs)
             except Exception:  # an op that does not run on its fake values alone: not shared
@@ -85,7 +85,7 @@ def _casting_uses(parameter: torch.fx.Node, device: str, dtype: torch.dtype) -> 
 
 
 @contextlib.contextmanager
-def autocast_without_cache(device: str, dtype: torch.dtype) -> Iterator[None]:
+def _autocast_without_cache(device: str, dtype: torch.dtype) -> Iterator[None]:
     """Autocast to `dtype` on `device`, its cache off (each cast seen)."""
     enabled = torch.is_autocast_cache_enabled()
     torch.set_autocast_cache_enabled(False)
