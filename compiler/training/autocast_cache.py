@@ -43,12 +43,13 @@ def shared_autocast_casts(ep: torch.export.ExportedProgram) -> torch.export.Expo
 
 
 def _share_casts(body: torch.fx.GraphModule, device: str, dtype: torch.dtype) -> bool:
-    """Cast each trained parameter of `body` that autocast casts for several
-    ops once, those ops reading the cast; whether anything changed."""
+    """Cast each trained parameter of `body` that autocast casts more than
+    once (for several ops, or several times in one) once, those ops reading
+    the cast; whether anything changed."""
     anchor = [n for n in body.graph.nodes if n.op == "placeholder"][-1]  # the casts follow the inputs, in order
     for parameter in _trained_parameters(body):
         uses = _casting_uses(parameter, device, dtype)
-        if len(uses) < 2:
+        if sum(uses.values()) < 2:
             continue
         with body.graph.inserting_after(anchor):
             anchor = body.graph.call_function(_TO_COPY, (parameter,), {"dtype": dtype})
@@ -65,10 +66,11 @@ def _trained_parameters(body: torch.fx.GraphModule) -> list[torch.fx.Node]:
             and value.requires_grad and value.dtype == torch.float32]
 
 
-def _casting_uses(parameter: torch.fx.Node, device: str, dtype: torch.dtype) -> list[torch.fx.Node]:
-    """The ops reading `parameter` for which autocast casts it to `dtype`:
-    each run on its inputs' fake values under autocast, watching for the cast."""
-    found = []
+def _casting_uses(parameter: torch.fx.Node, device: str, dtype: torch.dtype) -> dict[torch.fx.Node, int]:
+    """The ops reading `parameter` for which autocast casts it to `dtype`, with
+    how many times each casts it (an `nn.RNN` op casts its weights once per
+    step): each run on its inputs' fake values under autocast, watching."""
+    found = {}
     value = parameter.meta["val"]
     for user in parameter.users:
         if not isinstance(user.target, torch._ops.OpOverload):
@@ -80,7 +82,7 @@ def _casting_uses(parameter: torch.fx.Node, device: str, dtype: torch.dtype) -> 
             except Exception:  # an op that does not run on its fake values alone: not shared
                 continue
         if casts:
-            found.append(user)
+            found[user] = len(casts)
     return found
 
 

@@ -318,13 +318,15 @@ def test_half_log_softmax_rounds_where_eagers_kernel_does() -> None:
 
 class SharedLayer(nn.Module):
     """One Linear applied three times (adaptive_depth's shared layer) beside a LayerNorm whose float32 weight
-    autocast does not cast."""
+    autocast does not cast, after an nn.RNN (one op that casts its weights at every step: relu_rnn)."""
 
     def __init__(self) -> None:
         super().__init__()
         self.layer, self.norm, self.head = nn.Linear(6, 6), nn.LayerNorm(6), nn.Linear(6, 3)
+        self.rnn = nn.RNN(6, 6, nonlinearity="relu")
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
+        x = x + self.rnn(x.unsqueeze(1))[0].squeeze(1)
         for _ in range(3):
             x = x + torch.tanh(self.layer(self.norm(x)))
         return self.head(x)
