@@ -12,10 +12,12 @@ held-out round 13's `adaptive_depth`: its weight gradient 1e-3 off eager's).
 
 `shared_autocast_casts` puts the cache back into the exported program before
 the joint graph is traced: in each autocast region, a trained parameter that
-autocast casts for two or more ops is cast once, explicitly, and those ops
-read the cast (autocast leaves an input already in its dtype alone). Which
-ops autocast casts it for is asked of autocast itself, each op run once on
-the region's fake values (`_casting_uses`), not a list restated here.
+autocast casts more than once (for two or more ops, or several times within
+one: `nn.RNN`'s op casts its weights at every step) is cast once,
+explicitly, and those ops read the cast (autocast leaves an input already in
+its dtype alone). Which ops autocast casts it for, and how often, is asked of
+autocast itself, each op run once on the region's fake values
+(`_casting_uses`), not a list restated here.
 """
 
 from __future__ import annotations
