@@ -52,13 +52,38 @@ def convert_softmax(g: GraphImporter, node: torch.fx.Node) -> SSAValue:
 
 @converts("aten._log_softmax.default")
 def convert_log_softmax(g: GraphImporter, node: torch.fx.Node) -> SSAValue:
+    """x - max - log(sum of exp(x - max)) in the opmath type, rounded once to
+    the result type; along the last dim of a 16-bit tensor the sum and its log
+    are rounded to that type first, as eager's CPU kernel does (`_rounded_log`)."""
     value, peak, total, compute = _softmax_parts(g, node)
+    rounded = _rounded_log(g, node, total, compute)
 
     def body(b: ScalarBuilder, xs: list[Any]) -> SSAValue:
         shifted = b.sub(b.cast(xs[0], compute), b.cast(xs[1], compute))
-        return b.sub(shifted, b.unary("log", xs[2]))
+        return b.sub(shifted, xs[2] if rounded is not None else b.unary("log", xs[2]))
 
-    return g.map([value, peak, total], result_type(node), body)
+    return g.map([value, peak, total if rounded is None else rounded], result_type(node), body)
+
+
+def _rounded_log(g: GraphImporter, node: torch.fx.Node, total: SSAValue, compute: Attribute) -> SSAValue | None:
+    """log(`total`) as eager's CPU log_softmax along the last dim of a bf16/f16
+    tensor computes it (`serial_vec_log_softmax_lastdim_range`, ATen's
+    LogSoftmaxKernelImpl.h): it keeps the max and the sum of exps in the
+    tensor's own type, so it rounds the sum to that type, takes the log and
+    rounds that too before x - max - log; None where eager keeps them in
+    float32 (another dim, a rank-0 tensor, a 32- or 64-bit one). Autocast
+    computes log_softmax in its input's type (it is on neither of its lists),
+    so a bf16 step's log_softmax is this kernel's."""
+    element = result_type(node).element_type
+    rank = len(shape_of(g.value(positional(node)[0])))
+    if element == compute or rank == 0 or positional(node)[1] % rank != rank - 1:
+        return None
+    assert isinstance(total.type, TensorType)
+
+    def body(b: ScalarBuilder, xs: list[Any]) -> SSAValue:
+        return b.cast(b.cast(b.unary("log", b.cast(b.cast(xs[0], element), compute)), element), compute)
+
+    return g.map([total], total.type, body)
 
 
 def _standardize(

@@ -32,6 +32,7 @@ from rducc.frontend.joint_graph import gradient_ancestors
 from rducc.frontend.locations import describe_location, replay, trace_line
 from rducc.targets import load_target
 from rducc.training.attention import attention_as_eager, group_repeated_heads, prepare_autocast
+from rducc.training.autocast_cache import shared_autocast_casts
 from rducc.training.linalg_gradients import checks_without_effects, linalg_decomposed
 from rducc.training.optimizers import OptimizerSpec, Trained
 from rducc.training.scaling import SCALE, DynamicScale
@@ -331,7 +332,8 @@ def joint_graph(ep: torch.export.ExportedProgram) -> torch.export.ExportedProgra
     outputs) of a program returning a loss: what
     `torch.export.experimental._export_forward_backward` builds, with the
     attention's math differentiated, silu's gradient rounded as eager's
-    kernel (`_with_eager_gradients`) and layer norm's backward kept whole
+    kernel (`_with_eager_gradients`), autocast's weight cache written out
+    (`shared_autocast_casts`) and layer norm's backward kept whole
     (`LAYER_NORM_AS_EAGER`: converted as torch's fused kernel)."""
     from torch._decomp import core_aten_decompositions
     from torch.export.experimental import _copy_graph_module_and_signature, _remove_detach_pass
@@ -345,7 +347,8 @@ def joint_graph(ep: torch.export.ExportedProgram) -> torch.export.ExportedProgra
         with (_composite_gradients_on_meta(_on_meta(ep)), _node_meta_through_flattening(), checks_without_effects(),
               warnings.catch_warnings(record=True) as caught):
             warnings.simplefilter("always")
-            traced = _with_eager_gradients(_reshapes_in_autocast(_without_unused_gradients(linalg_decomposed(ep))))
+            traced = _with_eager_gradients(shared_autocast_casts(_reshapes_in_autocast(
+                _without_unused_gradients(linalg_decomposed(ep)))))
             table = core_aten_decompositions()
             for name in LAYER_NORM_AS_EAGER:  # converted whole, as torch's kernel computes it
                 table.pop(overload(name), None)

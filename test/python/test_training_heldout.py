@@ -20,7 +20,10 @@
 - the float32 verdict judges a noise-driven tensor (a running mean or a
   parameter downstream of a gradient float32 cannot resolve, under Adam)
   against float64 by eager's own largest distance over the tensor
-  (`training_cases.near_float64`), not by one realization of the noise.
+  (`training_cases.near_float64`), not by one realization of the noise;
+- a bf16/f16 log_softmax along the last dim (distill_heads' KL under
+  autocast) rounds where eager's CPU kernel does: the sum of exps and its log
+  to the tensor's type before x - max - log.
 """
 
 from __future__ import annotations
@@ -293,3 +296,52 @@ def test_a_gradient_taken_inside_the_forward_is_named_with_its_line() -> None:
                                          r".*test_training_heldout.py:\d+\)"):
         rducc.compile_training(GradientPenalty(), (x, labels), optimizer=None,
                                loss_fn=lambda out, y: nn.functional.cross_entropy(out[:, :2], y) + out[:, 2].mean())
+
+
+class LogSoftmaxes(nn.Module):
+    """log_softmax of 16-bit tensors along the last dim (eager's kernel rounds the sum of exps and its log
+    to the tensor's type) and along another dim (eager keeps them in float32)."""
+
+    def forward(self, b: torch.Tensor, h: torch.Tensor) -> tuple[torch.Tensor, ...]:
+        return b.log_softmax(-1), h.log_softmax(2), b.log_softmax(0)
+
+
+def test_half_log_softmax_rounds_where_eagers_kernel_does() -> None:
+    """distill_heads' bf16 autocast forward (a KL of log_softmax(student / T)): eager's last-dim kernel
+    rounds the sum and its log to bf16/f16 before x - max - log; rducc's results equal eager's bit for bit."""
+    torch.manual_seed(0)
+    inputs = ((torch.randn(16, 7) * 3).bfloat16(), (torch.randn(2, 5, 33) * 3).half())
+    program = rducc.compile(torch.export.export(LogSoftmaxes(), inputs), opt_level=2)
+    for got, want in zip(program(*inputs), LogSoftmaxes()(*inputs), strict=True):
+        assert got.dtype == want.dtype and torch.equal(got, want), (got - want).abs().max()
+
+
+class SharedLayer(nn.Module):
+    """One Linear applied three times (adaptive_depth's shared layer) beside a LayerNorm whose float32 weight
+    autocast does not cast, after an nn.RNN (one op that casts its weights at every step: relu_rnn)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.layer, self.norm, self.head = nn.Linear(6, 6), nn.LayerNorm(6), nn.Linear(6, 3)
+        self.rnn = nn.RNN(6, 6, nonlinearity="relu")
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        x = x + self.rnn(x.unsqueeze(1))[0].squeeze(1)
+        for _ in range(3):
+            x = x + torch.tanh(self.layer(self.norm(x)))
+        return self.head(x)
+
+
+def test_a_layer_applied_several_times_under_autocast_sums_its_gradients_as_eager() -> None:
+    """Eager autocast casts a trained weight once per region (its cache) and sums the uses' gradients in
+    bf16; a bf16 gradients-only step's gradients equal eager autocast's bit for bit."""
+    torch.manual_seed(0)
+    model, x, labels = SharedLayer(), torch.randn(5, 6), torch.tensor([0, 1, 2, 0, 1])
+    reference = copy.deepcopy(model)
+    program = rducc.compile_training(model, (x, labels), optimizer=None, loss_fn=nn.functional.cross_entropy,
+                                     mixed_precision="bf16")
+    _, *gradients = program.step(x, labels)
+    with torch.autocast("cpu", torch.bfloat16):
+        nn.functional.cross_entropy(reference(x), labels).backward()
+    for (name, parameter), gradient in zip(reference.named_parameters(), gradients, strict=True):
+        assert torch.equal(torch.as_tensor(gradient), parameter.grad), name

@@ -1,0 +1,129 @@
+"""Autocast's weight cache in a training step's autocast regions.
+
+Eager autocast casts a trained parameter (a float32 leaf that requires grad)
+to the compute dtype once per autocast region and reuses that cast for every
+op that wants it (`cached_cast`, ATen's autocast_mode.cpp): a weight shared
+by several layers, or a layer applied several times, is one bf16 tensor, so
+autograd sums its uses' gradients in bf16 and converts the sum to float32
+once. Tracing disables that cache (make_fx's `disable_autocast_cache`), so
+the joint graph casts the parameter once per use and sums the gradients in
+float32: another rounding than eager autocast's (a layer applied four times,
+held-out round 13's `adaptive_depth`: its weight gradient 1e-3 off eager's).
+
+`shared_autocast_casts` puts the cache back into the exported program before
+the joint graph is traced: in each autocast region, a trained parameter that
+autocast casts more than once (for two or more ops, or several times within
+one: `nn.RNN`'s op casts its weights at every step) is cast once,
+explicitly, and those ops read the cast (autocast leaves an input already in
+its dtype alone). Which ops autocast casts it for, and how often, is asked of
+autocast itself, each op run once on the region's fake values
+(`_casting_uses`), not a list restated here.
+"""
+
+from __future__ import annotations
+
+import contextlib
+from collections.abc import Iterator
+from typing import Any
+
+import torch
+from torch.utils._python_dispatch import TorchDispatchMode
+
+_AUTOCAST = torch.ops.higher_order.wrap_with_autocast
+_TO_COPY = torch.ops.aten._to_copy.default
+
+
+def shared_autocast_casts(ep: torch.export.ExportedProgram) -> torch.export.ExportedProgram:
+    """`ep` (a copy, changed in place) with autocast's weight cache written
+    out in each enabled autocast region (the module docstring)."""
+    for node in ep.graph.nodes:
+        if node.target is _AUTOCAST and node.args[2] and isinstance(node.args[1], torch.dtype):
+            device, dtype, body = str(node.args[0]), node.args[1], getattr(ep.graph_module, node.args[4].target)
+            if _share_casts(body, device, dtype):
+                body.recompile()
+    return ep
+
+
+def _share_casts(body: torch.fx.GraphModule, device: str, dtype: torch.dtype) -> bool:
+    """Cast each trained parameter of `body` that autocast casts more than
+    once (for several ops, or several times in one) once, those ops reading
+    the cast; whether anything changed."""
+    anchor = [n for n in body.graph.nodes if n.op == "placeholder"][-1]  # the casts follow the inputs, in order
+    for parameter in _trained_parameters(body):
+        uses = _casting_uses(parameter, device, dtype)
+        if sum(uses.values()) < 2:
+            continue
+        with body.graph.inserting_after(anchor):
+            anchor = body.graph.call_function(_TO_COPY, (parameter,), {"dtype": dtype})
+        anchor.meta["val"] = _cast_value(parameter.meta["val"], dtype)
+        for use in uses:
+            use.replace_input_with(parameter, anchor)
+    return anchor.op != "placeholder"
+
+
+def _trained_parameters(body: torch.fx.GraphModule) -> list[torch.fx.Node]:
+    """The region's float32 inputs that require grad: the leaves autocast caches."""
+    return [node for node in body.graph.nodes if node.op == "placeholder"
+            and isinstance(value := node.meta.get("val"), torch.Tensor)
+            and value.requires_grad and value.dtype == torch.float32]
+
+
+def _casting_uses(parameter: torch.fx.Node, device: str, dtype: torch.dtype) -> dict[torch.fx.Node, int]:
+    """The ops reading `parameter` for which autocast casts it to `dtype`, with
+    how many times each casts it (an `nn.RNN` op casts its weights once per
+    step): each run on its inputs' fake values under autocast, watching."""
+    found = {}
+    value = parameter.meta["val"]
+    for user in parameter.users:
+        if not isinstance(user.target, torch._ops.OpOverload):
+            continue
+        args, kwargs = torch.fx.node.map_arg((user.args, user.kwargs), lambda n: n.meta.get("val"))
+        with _watching_casts(value, dtype) as casts, _autocast_without_cache(device, dtype), torch.no_grad():
+            try:
+                user.target(*args, **kwargs)
+            except Exception:  # an op that does not run on its fake values alone: not shared
+                continue
+        if casts:
+            found[user] = len(casts)
+    return found
+
+
+@contextlib.contextmanager
+def _autocast_without_cache(device: str, dtype: torch.dtype) -> Iterator[None]:
+    """Autocast to `dtype` on `device`, its cache off (each cast seen)."""
+    enabled = torch.is_autocast_cache_enabled()
+    torch.set_autocast_cache_enabled(False)
+    try:
+        with torch.autocast(device, dtype=dtype):
+            yield
+    finally:
+        torch.set_autocast_cache_enabled(enabled)
+
+
+class _CastWatch(TorchDispatchMode):
+    """Records each cast of one tensor to one dtype while active."""
+
+    def __init__(self, value: torch.Tensor, dtype: torch.dtype) -> None:
+        super().__init__()
+        self.value, self.dtype, self.casts = value, dtype, list[torch.Tensor]()
+
+    def __torch_dispatch__(self, func: Any, types: Any, args: Any = (), kwargs: Any = None) -> Any:
+        kwargs = kwargs or {}
+        if func is _TO_COPY and args and args[0] is self.value and kwargs.get("dtype") == self.dtype:
+            self.casts.append(args[0])
+        return func(*args, **kwargs)
+
+
+@contextlib.contextmanager
+def _watching_casts(value: torch.Tensor, dtype: torch.dtype) -> Iterator[list[torch.Tensor]]:
+    """The casts of `value` to `dtype` made inside, in `value`'s fake mode."""
+    fake_mode = getattr(value, "fake_mode", None)
+    with fake_mode if fake_mode is not None else contextlib.nullcontext(), _CastWatch(value, dtype) as watch:
+        yield watch.casts
+
+
+def _cast_value(value: torch.Tensor, dtype: torch.dtype) -> torch.Tensor:
+    """The fake value of `value` cast to `dtype` (the inserted cast's meta)."""
+    fake_mode = getattr(value, "fake_mode", None)
+    with fake_mode if fake_mode is not None else contextlib.nullcontext():
+        return value.to(dtype)
