@@ -2,8 +2,9 @@
 
 Wall time lies on a loaded machine; CPU time does not (much). This plugin measures,
 around each test's setup, call and teardown, the CPU seconds (user + system) of the
-pytest process AND of its waited-for children (subprocesses such as `rducc-run` or
-lit, and their own waited-for children), via `resource.getrusage` deltas, and prints
+pytest process AND of its children (subprocesses such as `rducc-run` or lit, and
+their own waited-for children: `resource.getrusage` deltas, plus /proc for children
+still running, such as a fork server), and prints
 the most expensive files and tests at the end:
 
     .venv/bin/python -m pytest -p timing_plugin test/python/test_cli.py
@@ -22,6 +23,7 @@ then not printed).
 from __future__ import annotations
 
 import json
+import os
 import resource
 from collections import defaultdict
 from collections.abc import Generator
@@ -33,12 +35,42 @@ _PHASES = ("setup", "call", "teardown")
 
 
 def cpu_seconds() -> float:
-    """User + system CPU seconds of this process and of its waited-for children."""
-    total = 0.0
+    """User + system CPU seconds of this process, of its waited-for children, and
+    of its children still running (with their own waited-for children)."""
+    total = live_children_cpu_seconds()
     for who in (resource.RUSAGE_SELF, resource.RUSAGE_CHILDREN):
         usage = resource.getrusage(who)
         total += usage.ru_utime + usage.ru_stime
     return total
+
+
+_TICKS = os.sysconf("SC_CLK_TCK") if hasattr(os, "sysconf") else 100
+
+
+def live_children_cpu_seconds() -> float:
+    """CPU seconds of the children not yet waited for (Linux /proc; 0 elsewhere): a
+    long-lived helper such as a fork server (test/python/forked_tools.py) is waited
+    for only when the session ends, so getrusage's CHILDREN would miss its work. A
+    child waited for moves from here to RUSAGE_CHILDREN: never counted twice."""
+    total = 0
+    try:
+        threads = os.listdir("/proc/self/task")
+    except OSError:
+        return 0.0
+    for thread in threads:
+        try:
+            with open(f"/proc/self/task/{thread}/children") as listing:
+                children = listing.read().split()
+        except OSError:
+            continue
+        for child in children:
+            try:
+                with open(f"/proc/{child}/stat") as stat:
+                    fields = stat.read().rpartition(")")[2].split()
+            except OSError:  # ended meanwhile: RUSAGE_CHILDREN has it once waited for
+                continue
+            total += sum(int(value) for value in fields[11:15])  # utime stime cutime cstime
+    return total / _TICKS
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
