@@ -10,7 +10,7 @@ config.test_format = lit.formats.ShTest(execute_external=False)
 config.suffixes = [".mlir", ".py"]
 config.test_source_root = os.path.dirname(__file__)
 # pytest tests and helpers live beside the lit tests; lit skips them.
-config.excludes = ["python", "lit.cfg.py", "conftest.py", "__pycache__", "Inputs"]
+config.excludes = ["python", "lit.cfg.py", "conftest.py", "timing_plugin.py", "__pycache__", "Inputs"]
 
 # Tools come from the Python that runs lit (the project's venv).
 bin_dir = os.path.dirname(sys.executable)

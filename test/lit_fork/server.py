@@ -23,6 +23,7 @@ import select
 import signal
 import socket
 import sys
+import tempfile
 import traceback
 
 MESSAGE_BYTES = 1 << 20
@@ -92,6 +93,7 @@ def run_tool(request: dict, streams: list[int]) -> None:
     os.umask(request.get("umask", 0o22))
     os.environ.clear()
     os.environ.update(request["env"])
+    tempfile.tempdir = None  # found again from this environment's TMPDIR, as a fresh process would
     sys.argv = request["argv"]
     signal.signal(signal.SIGCHLD, signal.SIG_DFL)
     tool = os.path.basename(sys.argv[0])

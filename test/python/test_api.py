@@ -7,14 +7,13 @@ import copy
 import json
 import subprocess
 import sys
-from pathlib import Path
 
 import numpy as np
 import pytest
 import torch
+from forked_tools import run_tool
 
 import rducc
-from forked_tools import run_tool
 from rducc.errors import RduccError
 
 F32 = {"rtol": 1e-4, "atol": 1e-5}

@@ -23,10 +23,10 @@ from pathlib import Path
 
 import pytest
 import torch
-from torch import nn
-
 from forked_tools import tool as forked_tool
 from forked_tools import tool_env
+from torch import nn
+
 from rducc import __version__
 
 BIN = Path(sys.executable).parent
