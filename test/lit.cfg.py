@@ -10,7 +10,7 @@ config.test_format = lit.formats.ShTest(execute_external=False)
 config.suffixes = [".mlir", ".py"]
 config.test_source_root = os.path.dirname(__file__)
 # pytest tests and helpers live beside the lit tests; lit skips them.
-config.excludes = ["python", "lit.cfg.py", "conftest.py", "__pycache__", "Inputs"]
+config.excludes = ["python", "lit.cfg.py", "conftest.py", "timing_plugin.py", "__pycache__", "Inputs"]
 
 # Tools come from the Python that runs lit (the project's venv).
 bin_dir = os.path.dirname(sys.executable)
@@ -28,8 +28,8 @@ def _stop(server) -> None:
 
 
 def _start_fork_server() -> None:
-    """`rducc-opt`, `rducc` and `rducc-run` RUN lines run in one warm fork server (lit_fork/server.py)
-    instead of a fresh Python each; it ends when this lit process does."""
+    """`rducc-opt`, `rducc` and `rducc-run` RUN lines, and `%python` scripts, run in one warm fork
+    server (lit_fork/server.py) instead of a fresh Python each; it ends when this lit process does."""
     import atexit
     import shutil
     import subprocess
@@ -49,6 +49,9 @@ def _start_fork_server() -> None:
     config.environment["RDUCC_LIT_FORK_SERVER"] = path
     config.environment["RDUCC_LIT_INSTALLED_BIN"] = bin_dir
     config.environment["PATH"] = os.path.join(here, "lit_fork") + os.pathsep + config.environment["PATH"]
+    # `%python SCRIPT` and `%python -c CODE` run in the server too (it has imported torch and xDSL)
+    config.substitutions[:] = [(key, os.path.join(here, "lit_fork", "python-fork") if key == "%python" else value)
+                               for key, value in config.substitutions]
 
 
 config.excludes.append("lit_fork")

@@ -1,5 +1,5 @@
-"""A fork server for the lit suite's `rducc-opt`, `rducc` and `rducc-run` RUN lines
-(lit.cfg.py starts it).
+"""A fork server for the lit suite's `rducc-opt`, `rducc` and `rducc-run` RUN lines,
+and its `%python` scripts (lit.cfg.py starts it).
 
 Most RUN lines start `rducc-opt`, and a fresh Python spends more CPU importing
 xDSL, rducc's dialects and passes (and torch, for some) than most tests spend
@@ -14,13 +14,16 @@ started it ended).
 from __future__ import annotations
 
 import atexit
+import builtins
 import gc
 import json
 import os
+import runpy
 import select
 import signal
 import socket
 import sys
+import tempfile
 import traceback
 
 MESSAGE_BYTES = 1 << 20
@@ -55,22 +58,50 @@ def exit_code(status: object) -> int:
     return 1
 
 
+PYTHON = "python-fork"
+"""The client's name for lit's `%python` (a script, or `-c CODE`): run in the warm
+server, it skips the fresh interpreter's imports (torch, xDSL: seconds a RUN line)."""
+
+
+def run_python(args: list[str]) -> object:
+    """Run `python SCRIPT ARGS...` or `python -c CODE ARGS...` as that interpreter
+    would (`__main__`, sys.argv, sys.path[0]); any other command line (options)
+    execs the real interpreter, in this process, on the same streams."""
+    if args and args[0] == "-c" and len(args) >= 2:
+        sys.argv = ["-c", *args[2:]]
+        sys.path[0] = ""
+        exec(compile(args[1], "<string>", "exec"), {"__name__": "__main__", "__builtins__": builtins})
+        return None
+    if args and not args[0].startswith("-"):
+        sys.argv = list(args)
+        sys.path[0] = os.path.dirname(os.path.abspath(args[0]))
+        runpy.run_path(args[0], run_name="__main__")
+        return None
+    os.execv(sys.executable, [sys.executable, *args])
+
+
 def run_tool(request: dict, streams: list[int]) -> None:
     """In the forked child: become the tool the client was started as (`rducc-opt`,
-    `rducc`, `rducc-run`) in its directory, environment and streams; exit as that
-    process would."""
+    `rducc`, `rducc-run`) in its directory, environment, umask and streams; exit as
+    that process would."""
     from rducc.tools import entry
 
     for target, fd in enumerate(streams):
         os.dup2(fd, target)
         os.close(fd)
     os.chdir(request["cwd"])
+    os.umask(request.get("umask", 0o22))
     os.environ.clear()
     os.environ.update(request["env"])
+    tempfile.tempdir = None  # found again from this environment's TMPDIR, as a fresh process would
     sys.argv = request["argv"]
     signal.signal(signal.SIGCHLD, signal.SIG_DFL)
+    tool = os.path.basename(sys.argv[0])
     try:
-        code = exit_code(getattr(entry, os.path.basename(sys.argv[0]).replace("-", "_"))())
+        if tool == PYTHON:
+            code = exit_code(run_python(sys.argv[1:]))
+        else:
+            code = exit_code(getattr(entry, tool.replace("-", "_"))())
     except SystemExit as stop:
         code = exit_code(stop.code)
     except BaseException:  # what an uncaught exception does to a fresh interpreter

@@ -7,16 +7,15 @@ import copy
 import json
 import subprocess
 import sys
-from pathlib import Path
 
 import numpy as np
 import pytest
 import torch
+from forked_tools import run_tool
 
 import rducc
 from rducc.errors import RduccError
 
-BIN = Path(sys.executable).parent
 F32 = {"rtol": 1e-4, "atol": 1e-5}
 
 
@@ -134,7 +133,8 @@ def test_torch_compile_backend(exported_small) -> None:
 
 
 def _run(tool: str, *args: object) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([str(BIN / tool), *map(str, args)], capture_output=True, text=True, timeout=600)
+    """The tool as a process of its own, forked from a warm server (forked_tools)."""
+    return run_tool(tool, *args)
 
 
 @pytest.mark.parametrize("name", ["mlp", "tiny_gpt2"])

@@ -1,9 +1,11 @@
 """End-to-end tests of the `rducc` and `rducc-opt` console scripts.
 
-Every test runs the installed executables (next to `sys.executable`) in a
-subprocess, exactly as a user would. Runs that share inputs are started
-together in module-scoped fixtures, so the suite pays the torch import once
-per run but not once per assertion.
+Every test runs the tools in a process of their own, as a user would: forked
+from a warm server that has imported torch and xDSL once (forked_tools), and,
+for one compile and one `rducc-opt`, the installed executables (next to
+`sys.executable`) in a fresh interpreter. Runs that share inputs are started
+together in module-scoped fixtures, so the suite compiles once per input but
+not once per assertion.
 """
 
 from __future__ import annotations
@@ -21,6 +23,8 @@ from pathlib import Path
 
 import pytest
 import torch
+from forked_tools import tool as forked_tool
+from forked_tools import tool_env
 from torch import nn
 
 from rducc import __version__
@@ -43,20 +47,23 @@ ENV = {
 }
 
 
-def run(tool: Path, *args: object, cwd: Path | None = None,
-        umask: int | None = None) -> subprocess.CompletedProcess[str]:
-    """Run one console script and capture everything it prints."""
+def run(tool: Path, *args: object, cwd: Path | None = None, umask: int | None = None,
+        fresh: bool = False) -> subprocess.CompletedProcess[str]:
+    """Run one console script (BIN's `tool`) and capture everything it prints: in a
+    process forked from the warm server, or with `fresh`, the installed script."""
+    command = str(tool) if fresh else str(forked_tool(Path(tool).name))
     return subprocess.run(
-        [str(tool), *map(str, args)],
-        capture_output=True, text=True, cwd=cwd, env=ENV, timeout=600,
+        [command, *map(str, args)],
+        capture_output=True, text=True, cwd=cwd, env=ENV if fresh else tool_env(ENV), timeout=600,
         preexec_fn=None if umask is None else (lambda: os.umask(umask)),
     )
 
 
-def run_all(jobs: dict[str, tuple]) -> dict[str, subprocess.CompletedProcess[str]]:
-    """Run several `(tool, *args)` jobs concurrently; results by job name."""
+def run_all(jobs: dict[str, tuple], fresh: tuple[str, ...] = ()) -> dict[str, subprocess.CompletedProcess[str]]:
+    """Run several `(tool, *args)` jobs concurrently (those named in `fresh` as the
+    installed script); results by job name."""
     with ThreadPoolExecutor(max_workers=max(2, os.cpu_count() or 2)) as pool:
-        futures = {name: pool.submit(run, *job) for name, job in jobs.items()}
+        futures = {name: pool.submit(run, *job, fresh=name in fresh) for name, job in jobs.items()}
         return {name: future.result() for name, future in futures.items()}
 
 
@@ -130,7 +137,8 @@ def example() -> Path:
 
 @pytest.fixture(scope="module")
 def compiled(tmp_path_factory, example):
-    """The bundled example compiled four ways, concurrently."""
+    """The bundled example compiled five ways, concurrently (to a file by the
+    installed `rducc` in a fresh interpreter: its start-up is part of what is tested)."""
     out = tmp_path_factory.mktemp("compiled")
     runs = run_all({
         "file": (RDUCC, example, "-o", out / "out.mlir"),
@@ -138,7 +146,7 @@ def compiled(tmp_path_factory, example):
         "default": (RDUCC, example),
         "no_locations": (RDUCC, example, "--no-locations", "-o", out / "plain.mlir"),
         "timings": (RDUCC, example, "--timings", "-o", out / "timed.mlir"),
-    })
+    }, fresh=("file",))
     for name, result in runs.items():
         assert result.returncode == 0, f"{name}: {show(result)}"
     return out, runs
@@ -179,7 +187,7 @@ def test_compile_to_file(compiled):
 
 def test_output_file_reparses_with_rducc_opt(compiled):
     out, _ = compiled
-    result = run(RDUCC_OPT, out / "out.mlir")
+    result = run(RDUCC_OPT, out / "out.mlir", fresh=True)
     assert result.returncode == 0, show(result)
     assert "func.func @forward(" in result.stdout
     assert "rdu.matmul" in result.stdout

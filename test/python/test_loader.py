@@ -18,6 +18,7 @@ from pathlib import Path
 
 import pytest
 import torch
+from forked_tools import run_tool
 from torch import nn
 
 import rducc
@@ -80,8 +81,9 @@ def member_data_offset(data: bytes, member: str) -> int:
 
 
 def run_rducc(*args: object) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([str(RDUCC), *map(str, args)], capture_output=True, text=True,
-                          env=ENV, timeout=600)
+    """`rducc` in a process forked from the warm server (forked_tools); the
+    AOTInductor test below runs the installed script."""
+    return run_tool("rducc", *args, env=ENV)
 
 
 # --------------------------------------------------------------------------

@@ -6,18 +6,16 @@ import json
 import os
 import pty
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 import torch
-
-BIN = Path(sys.executable).parent
-RDUCC = BIN / "rducc"
+from forked_tools import run_tool, tool, tool_env
 
 
 def _run(*args: object, **kwargs) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([str(RDUCC), *map(str, args)], capture_output=True, text=True, timeout=600, **kwargs)
+    """`rducc` in a process forked from the warm server (forked_tools)."""
+    return run_tool("rducc", *args, **kwargs)
 
 
 @pytest.fixture(scope="module")
@@ -66,8 +64,9 @@ def test_report_needs_the_placed_program(repo, tmp_path) -> None:
 def _stderr_on_a_terminal(*args: object) -> str:
     """Run rducc with its stderr on a pseudo-terminal; return what it wrote there."""
     leader, follower = pty.openpty()
-    env = {**os.environ, "RDUCC_PROGRESS_AFTER": "0"}
-    process = subprocess.Popen([str(RDUCC), *map(str, args)], stderr=follower, stdout=subprocess.DEVNULL, env=env)
+    env = tool_env({**os.environ, "RDUCC_PROGRESS_AFTER": "0"})
+    process = subprocess.Popen([str(tool("rducc")), *map(str, args)], stderr=follower, stdout=subprocess.DEVNULL,
+                               env=env)
     os.close(follower)
     chunks = []
     while True:
