@@ -146,7 +146,13 @@ def _reason(error: BaseException) -> str:
 
 def as_complex_operands(tensors: Mapping[str, torch.Tensor], names: Sequence[str]) -> dict[str, torch.Tensor]:
     """The operands, those of `names` (real pairs, a trailing dim of 2) as the complex tensors they hold."""
-    return {name: torch.view_as_complex(t.contiguous()) if name in names else t for name, t in tensors.items()}
+    return {name: torch.view_as_complex(_dense_pair(t)) if name in names else t for name, t in tensors.items()}
+
+
+def _dense_pair(pair: torch.Tensor) -> torch.Tensor:
+    """`pair` with the strides `view_as_complex` needs (an empty array's may be anything)."""
+    pair = pair.contiguous()
+    return pair if pair.stride(-1) == 1 else pair.new_empty(pair.shape).copy_(pair)
 
 
 def as_pair_results(values: Sequence[Any], indices: Sequence[int], op: HostCallOp) -> tuple[Any, ...]:
