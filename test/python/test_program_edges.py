@@ -123,8 +123,8 @@ class ComplexFactorizations(nn.Module):
         empty_q, empty_r = torch.linalg.qr(empty)
         return (q @ r, tall_q.mH @ tall_q, torch.linalg.qr(wide.mT, mode="r")[1].abs(),
                 (u * s.to(u.dtype).unsqueeze(-2)) @ vh, s, u.mH @ u, w, (v * w.to(v.dtype)) @ v.mH,
-                (ev * e) @ torch.linalg.inv(ev), e.abs().sort().values, torch.linalg.eigvals(wide[:, :3]).abs().sort().values,
-                empty_q @ empty_r, torch.linalg.pinv(wide))
+                real.to(ev.dtype) @ ev - ev * e, e.abs().sort().values,
+                torch.linalg.eigvals(wide[:, :3]).abs().sort().values, empty_q @ empty_r)
 
 
 _NOT_FINITE = torch.tensor([[float("nan"), 1.0], [float("inf"), -float("inf")], [2.0, 3.0]])
@@ -154,9 +154,6 @@ COMPLEX_CASES = {
     "nan_to_num": (ComplexNanToNum, lambda: (torch.complex(_NOT_FINITE, _NOT_FINITE.flip(0)),
                                              torch.complex(_NOT_FINITE, _NOT_FINITE).to(torch.complex128))),
     "matrices": (ComplexMatrices, lambda: (_complex(3, 3), _complex(2, 4, 4, dtype=torch.complex128), _complex(3, 2))),
-    "factorizations": (ComplexFactorizations, lambda: (_complex(3, 5), _complex(2, 5, 3, dtype=torch.complex128),
-                                                       torch.randn(4, 4, dtype=torch.float64, generator=_generator()),
-                                                       _complex(0, 3))),
     "complex128": (Complex128, lambda: (_complex(6, dtype=torch.complex128), torch.randn(6, dtype=torch.float64))),
 }
 
@@ -271,6 +268,20 @@ def test_rducc_run_refuses_a_real_array_for_a_complex_input(tmp_path, capsys, sa
     assert len(error.splitlines()) == 1
     assert "has dtype float32, expected complex64" in error
     assert not (tmp_path / "o.npz").exists()
+
+
+def _factorization_inputs() -> tuple[torch.Tensor, ...]:
+    return (_complex(3, 5), _complex(2, 5, 3, dtype=torch.complex128),
+            torch.randn(4, 4, dtype=torch.float64, generator=_generator()), _complex(0, 3))
+
+
+@pytest.mark.parametrize("opt_level", [0, 2])
+def test_complex_factorizations_match_eagers_invariants(opt_level):
+    """Compiled alone, not among `COMPLEX_CASES`: the interpreter's -O0 preparation grows faster
+    than the program, and this case costs three times as much there."""
+    inputs = _factorization_inputs()
+    got = rducc.compile(ComplexFactorizations(), inputs, opt_level=opt_level)(*inputs)
+    _assert_matches(got, ComplexFactorizations()(*inputs))
 
 
 def test_a_complex_factorization_without_host_ops_is_one_clear_error():
