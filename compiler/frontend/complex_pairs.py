@@ -1094,7 +1094,7 @@ def _weights(b: _Builder, weights: list[float]) -> Node:
 
 _LINEAR_OF_SELF = frozenset({aten.roll.default, aten.tril.default, aten.triu.default, aten.diag_embed.default,
                              aten.gather.default, aten.take_along_dim.default, aten.repeat_interleave.self_int,
-                             aten.diagonal_copy.default, aten.unfold_copy.default})
+                             aten.diagonal_copy.default, aten.unfold_copy.default, aten.embedding.default})
 """Ops that are not views but move, copy or zero their first argument's elements (or sum them with real
 weights): each part of a complex argument goes through them alone."""
 

@@ -111,7 +111,8 @@ class ComplexFactorizations(nn.Module):
     of a real matrix (complex results). Factors are unique only up to phase, so the program returns
     what is not: reconstructions, Gram matrices, moduli, singular values, eigenvalue sets. A wide
     complete QR, a batched tall complex128 QR and SVD, `mode="r"`, an empty matrix, `UPLO="U"`,
-    a factor of a transposed input, and the factors computed with after the host call."""
+    a factor of a transposed input, and the factors computed with after the host call (an
+    embedding lookup in a complex table among them)."""
 
     def forward(self, wide: torch.Tensor, tall: torch.Tensor, real: torch.Tensor, empty: torch.Tensor):
         q, r = torch.linalg.qr(wide, mode="complete")
@@ -124,7 +125,8 @@ class ComplexFactorizations(nn.Module):
         return (q @ r, tall_q.mH @ tall_q, torch.linalg.qr(wide.mT, mode="r")[1].abs(),
                 (u * s.to(u.dtype).unsqueeze(-2)) @ vh, s, u.mH @ u, w, (v * w.to(v.dtype)) @ v.mH,
                 real.to(ev.dtype) @ ev - ev * e, e.abs().sort().values,
-                torch.linalg.eigvals(wide[:, :3]).abs().sort().values, empty_q @ empty_r)
+                torch.linalg.eigvals(wide[:, :3]).abs().sort().values, empty_q @ empty_r,
+                nn.functional.embedding(torch.tensor([[2, 0], [1, 2]]), r))  # a complex table's rows, as its parts
 
 
 _NOT_FINITE = torch.tensor([[float("nan"), 1.0], [float("inf"), -float("inf")], [2.0, 3.0]])
