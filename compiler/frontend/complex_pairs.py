@@ -948,10 +948,12 @@ def _host_call_on_pairs(b: _Builder, node: Node, pairs: dict[Node, Node]) -> lis
     """`node` on its operands' pairs, marked (`HOST_PAIRS`) to run on the host with complex operands
     and results crossing as pairs; its complex results' pairs are its (or its `getitem`s') pairs.
     Returns the nodes it replaces."""
+    target = node.target
+    assert isinstance(target, torch._ops.OpOverload)  # `_runs_on_the_host`
     paired = [name for name, v in node_arguments(node).items() if isinstance(v, Node) and v in pairs]
     args, kwargs = torch.fx.node.map_arg((node.args, node.kwargs), lambda v: pairs.get(v, v))
     with b.graph.inserting_before(b.anchor):
-        host = b.graph.call_function(node.target, args, kwargs)
+        host = b.graph.call_function(target, args, kwargs)
     for key in ("stack_trace", "nn_module_stack"):
         if key in node.meta:
             host.meta[key] = node.meta[key]
