@@ -14,6 +14,11 @@ kernel runs with torch's deterministic mode filling fresh memory
 hold what the heap held before. Each real result is checked again (a dense
 tensor of the declared shape and dtype). Every failure is an `RduccError`
 naming the op, not a crash or a silent wrong answer.
+
+A complex operand or result the call names in `pairs` crosses as its real
+pair (a trailing dim of 2): the kernel reads the operand as the complex
+tensor it is the `view_as_real` of, and a complex result is written as its
+pair (`as_complex_operands`, `as_pair_results`).
 """
 
 from __future__ import annotations
@@ -139,6 +144,31 @@ def _reason(error: BaseException) -> str:
     return text.splitlines()[0] if text else type(error).__name__
 
 
+def as_complex_operands(tensors: Mapping[str, torch.Tensor], names: Sequence[str]) -> dict[str, torch.Tensor]:
+    """The operands, those of `names` (real pairs, a trailing dim of 2) as the complex tensors they hold."""
+    return {name: torch.view_as_complex(_dense_pair(t)) if name in names else t for name, t in tensors.items()}
+
+
+def _dense_pair(pair: torch.Tensor) -> torch.Tensor:
+    """`pair` with the strides `view_as_complex` needs (an empty array's may be anything)."""
+    pair = pair.contiguous()
+    return pair if pair.stride(-1) == 1 else pair.new_empty(pair.shape).copy_(pair)
+
+
+def as_pair_results(values: Sequence[Any], indices: Sequence[int], op: HostCallOp) -> tuple[Any, ...]:
+    """The kernel's results, those at `indices` (complex) as their `view_as_real` pairs."""
+    out = list(values)
+    for index in indices:
+        if index >= len(out):
+            continue  # the count is checked with the rest
+        value = _dense(out[index], op, index)
+        if not value.is_complex():
+            raise RduccError(f"the host kernel's result #{index} is {str(value.dtype).removeprefix('torch.')}, "
+                             "but the program declares it complex (a real pair)")
+        out[index] = torch.view_as_real(value.resolve_conj())
+    return tuple(out)
+
+
 def _check_before_running(
     overload: Any, constants: Mapping[str, Any], tensors: Mapping[str, torch.Tensor],
     expected: Sequence[tuple[tuple[int, ...], np.dtype]], op: HostCallOp,
@@ -153,7 +183,7 @@ def _check_before_running(
         with FakeTensorMode(allow_fallback_kernels=False) as mode, torch.no_grad(), warnings.catch_warnings():
             warnings.simplefilter("ignore")
             fakes = {name: mode.from_tensor(t) for name, t in tensors.items()}
-            values = _results(overload(**constants, **fakes))
+            values = as_pair_results(_results(overload(**constants, **fakes)), op.pair_result_indices(), op)
     except UnsupportedOperatorException:
         _check_sizing_arguments(constants, expected, op)
         return
@@ -244,18 +274,19 @@ def _host_call(op: Operation) -> Kernel:
     names = op.tensor_names()
     expected = [declared(r.type) for r in op.outputs]
     single = len(expected) == 1
+    pairs = op.pair_operand_names()
 
     def kernel(context: Any, *arrays: np.ndarray) -> Any:
         operands = [np.asarray(a) for a in arrays]
         check_call(op.callee.full_name, {**constants, **dict(zip(names, operands))}, "the host kernel")
-        tensors = {name: numpy_to_torch(a) for name, a in zip(names, operands)}
+        tensors = as_complex_operands({name: numpy_to_torch(a) for name, a in zip(names, operands)}, pairs)
         _check_before_running(overload, constants, tensors, expected, op)
         try:
             with torch.no_grad(), fresh_memory_filled():
                 out = overload(**constants, **tensors)
         except (RuntimeError, TypeError, ValueError, IndexError, NotImplementedError) as error:
             raise RduccError(f"the host kernel of {op.overload} failed: {_reason(error)}") from None
-        values = _results(out)
+        values = as_pair_results(_results(out), op.pair_result_indices(), op)
         if len(values) != len(expected):
             raise RduccError(f"the host kernel gave {len(values)} results, "
                              f"the program declares {len(expected)}")
@@ -265,4 +296,5 @@ def _host_call(op: Operation) -> Kernel:
     return kernel
 
 
-__all__ = ["call_constants", "constant_value", "declared", "fresh_memory_filled", "torch_dtype"]
+__all__ = ["as_complex_operands", "as_pair_results", "call_constants", "constant_value", "declared",
+           "fresh_memory_filled", "torch_dtype"]

@@ -9,7 +9,10 @@ with a trailing dim of 2 (real, imaginary), the layout `view_as_real` gives.
 `asinh`, `acosh`, `atanh`, `sigmoid`, `pow` by a
 real number or a tensor, `==`/`!=`, `isfinite`/`isnan`/`isinf`, `where`, `mm`/`bmm` as real matmuls,
 `torch.complex`, `prod`/`cumprod` in polar form, `cumsum`, `logcumsumexp`, `linalg_matrix_exp` through
-the real block matrix [[A, -B], [B, A]]), layout ops, sums and means act on the pair; an op
+the real block matrix [[A, -B], [B, A]]), layout ops, sums and means act on the pair; an op a host call
+may run (on the host allow-list, not pointwise: `linalg_qr`, `_linalg_svd`, `_linalg_eigh`, `linalg_eig`,
+...) runs torch's complex kernel whole on the host, its complex operands and results crossing as pairs
+(`rdu.host_call`'s `pairs`, marked here with `HOST_PAIRS`); an op
 with no rule of its own acts on each part alone where that is what it means: a view by its schema (`diagonal`,
 `unfold`, `split`'s pieces; not `as_strided` or `view(dtype)`, which read storage), an op that moves or zeroes
 elements (`roll`, `tril`, `gather`, ...) and one that places or adds every complex operand through real
@@ -36,8 +39,9 @@ from typing import Any
 import torch
 from torch.export import ExportedProgram
 
+from rducc.dialects.rdu.aten import HOST, NotCallable, admitted
 from rducc.errors import UnsupportedOpsError
-from rducc.frontend.converter_api import IGNORED_TARGETS
+from rducc.frontend.converter_api import IGNORED_TARGETS, node_arguments
 from rducc.frontend.locations import describe_location
 from rducc.registration import registering
 
@@ -908,6 +912,68 @@ def _matrix_exp(b: _Builder, node: Node, pairs: dict[Node, Node]) -> Node:
 
 
 # --------------------------------------------------------------------------
+# Factorizations on the host, on the complex values
+# --------------------------------------------------------------------------
+
+
+HOST_PAIRS = "rducc_host_pairs"
+"""Meta key of a node run on the host on complex values (`rdu.host_call`'s `pairs`): (the tensor
+arguments read as complex from their pairs, the result positions written as pairs)."""
+
+
+def _runs_on_the_host(node: Node) -> bool:
+    """Whether `node` is an ATen op a host call may run (on the host allow-list, not pointwise) with
+    complex64/complex128 operands or results: torch's complex kernel runs it whole on the host
+    (a complex QR, SVD, eigendecomposition; the eigenvalues of a real matrix)."""
+    target = node.target
+    if not isinstance(target, torch._ops.OpOverload) or target.namespace != "aten":
+        return False
+    if torch.Tag.pointwise in target.tags:
+        return False
+    try:
+        admitted(HOST, f"{target._schema.name}.{target._overloadname}")
+    except NotCallable:
+        return False
+    value = node.meta.get("val")
+    values = list(value) if isinstance(value, tuple | list) else [value]
+    operands = [v.meta.get("val") for v in node.all_input_nodes]
+    if not all(isinstance(v, torch.Tensor) for v in values):
+        return False
+    if any(isinstance(v, torch.Tensor) and v.dtype == torch.complex32 for v in (*values, *operands)):
+        return False  # torch's kernels take no complex32; no pair of f16 crosses a host call
+    return isinstance(value, torch.Tensor) or all(user.target is operator.getitem for user in node.users)
+
+
+def _host_call_on_pairs(b: _Builder, node: Node, pairs: dict[Node, Node]) -> list[Node]:
+    """`node` on its operands' pairs, marked (`HOST_PAIRS`) to run on the host with complex operands
+    and results crossing as pairs; its complex results' pairs are its (or its `getitem`s') pairs.
+    Returns the nodes it replaces."""
+    target = node.target
+    assert isinstance(target, torch._ops.OpOverload)  # `_runs_on_the_host`
+    paired = [name for name, v in node_arguments(node).items() if isinstance(v, Node) and v in pairs]
+    args, kwargs = torch.fx.node.map_arg((node.args, node.kwargs), lambda v: pairs.get(v, v))
+    with b.graph.inserting_before(b.anchor):
+        host = b.graph.call_function(target, args, kwargs)
+    for key in ("stack_trace", "nn_module_stack"):
+        if key in node.meta:
+            host.meta[key] = node.meta[key]
+    value = node.meta["val"]
+    values = [value] if isinstance(value, torch.Tensor) else list(value)
+    with b.mode:
+        fakes = [torch.view_as_real(torch.empty(v.shape, dtype=v.dtype)) if _is_complex(v) else v for v in values]
+    host.meta["val"] = fakes[0] if isinstance(value, torch.Tensor) else type(value)(fakes)
+    host.meta[HOST_PAIRS] = (paired, [i for i, v in enumerate(values) if _is_complex(v)])
+    results = {node: host} if isinstance(value, torch.Tensor) else {
+        user: b(operator.getitem, host, user.args[1]) for user in node.users}
+    for old, new in results.items():
+        if _is_complex(old.meta.get("val")):
+            pairs[old] = new
+        else:
+            old.replace_all_uses_with(new)
+    return [node, *(old for old in results if old is not node)]
+
+
+# --------------------------------------------------------------------------
 # FFT as DFT matrices
 # --------------------------------------------------------------------------
 
@@ -1030,7 +1096,7 @@ def _weights(b: _Builder, weights: list[float]) -> Node:
 
 _LINEAR_OF_SELF = frozenset({aten.roll.default, aten.tril.default, aten.triu.default, aten.diag_embed.default,
                              aten.gather.default, aten.take_along_dim.default, aten.repeat_interleave.self_int,
-                             aten.diagonal_copy.default, aten.unfold_copy.default})
+                             aten.diagonal_copy.default, aten.unfold_copy.default, aten.embedding.default})
 """Ops that are not views but move, copy or zero their first argument's elements (or sum them with real
 weights): each part of a complex argument goes through them alone."""
 
@@ -1169,6 +1235,12 @@ def _output_pairs(ep: ExportedProgram, output: Node, pairs: dict[Node, Node]) ->
     return positions
 
 
+def _gives_complex(node: Node) -> bool:
+    """Whether `node` gives several values, a complex one among them (`linalg_eig` of a real matrix)."""
+    value = node.meta.get("val")
+    return isinstance(value, tuple | list) and any(map(_is_complex, value))
+
+
 def lower_complex(ep: ExportedProgram) -> None:
     """Rewrite every complex value of `ep`'s graph (in place) as a real pair."""
     graph = ep.graph
@@ -1183,7 +1255,7 @@ def lower_complex(ep: ExportedProgram) -> None:
     for node in list(graph.nodes):
         complex_in = any(isinstance(a, Node) and a in pairs for a in node.all_input_nodes)
         complex_out = _is_complex(node.meta.get("val"))
-        if node in pairs or (not complex_in and not complex_out):
+        if node in pairs or (not complex_in and not complex_out and not _gives_complex(node)):
             continue
         if node.op == "output":
             outputs = _output_pairs(ep, node, pairs)
@@ -1195,6 +1267,9 @@ def lower_complex(ep: ExportedProgram) -> None:
             replaced += [node, *_split_per_part(_Builder(graph, node, mode), node, pairs)]
             continue
         rule = RULES.get(node.target) or (_per_part if _acts_per_part(node, pairs) else None)
+        if rule is None and _runs_on_the_host(node):
+            replaced += _host_call_on_pairs(_Builder(graph, node, mode), node, pairs)
+            continue
         if rule is None:
             raise _refuse(node, "on complex values, which rducc computes as pairs of reals; no pair form yet")
         result = rule(_Builder(graph, node, mode), node, pairs)

@@ -19,7 +19,11 @@ could not be traced into ATen: `rducc.frontend.decompositions`) becomes an
 under the same conditions: functional, returning tensors of static shapes
 (its fake kernel's, recorded in `meta['val']`), constant non-tensor arguments.
 
-The importer asks `host_fallback(node)` only for a node no converter takes,
+A node `rducc.frontend.complex_pairs` marked with `HOST_PAIRS` (an op on
+complex values, now on their real pairs) becomes a host call whose `pairs`
+name the complex operands and results: the host runs torch's complex kernel.
+
+The importer asks `host_fallback(node)` only for a node no converter takes (or one so marked),
 and only when host ops are on (`host_ops=True`, the default; `rducc
 --no-host-ops` keeps the operator error).
 """
@@ -56,6 +60,7 @@ from rducc.dialects.rdu.aten import (
 from rducc.dialects.rdu.custom_op import TORCH_NAMESPACES, CustomOpAttr, schema_facts
 from rducc.dialects.rdu.host_call import HostCallOp
 from rducc.errors import RduccError
+from rducc.frontend.complex_pairs import HOST_PAIRS
 from rducc.frontend.converter_api import ConverterEntry, GraphImporter, Value, fake_value, node_arguments
 from rducc.frontend.types import element_type_of, tensor_type_of
 
@@ -194,7 +199,8 @@ def convert_host_call(g: GraphImporter, node: torch.fx.Node) -> Value:
             inputs.append(g.value(value))
     constants, results = _constants(node, schema), _results(node)
     assert constants is not None and results is not None
-    op = HostCallOp(_callee(target, constants), inputs, names, results)
+    paired, pair_results = node.meta.get(HOST_PAIRS, ((), ()))
+    op = HostCallOp(_callee(target, constants), inputs, names, results, paired, pair_results)
     g.emit(op)
     outputs = tuple(op.outputs)
     return outputs[0] if not isinstance(fake_value(node), tuple | list) else outputs

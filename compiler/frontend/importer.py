@@ -69,7 +69,7 @@ from rducc.frontend import (  # noqa: F401  (the converter families register the
     aten_storage,
 )
 from rducc.frontend.aten_pointwise import pointwise_entry
-from rducc.frontend.complex_pairs import complex_edges
+from rducc.frontend.complex_pairs import HOST_PAIRS, complex_edges
 from rducc.frontend.converter_api import (
     CONVERTERS,
     IGNORED_TARGETS,
@@ -320,6 +320,8 @@ def _outputs(ep: ExportedProgram) -> _Outputs:
 def _entry(node: torch.fx.Node, host_ops: bool = True) -> ConverterEntry | None:
     """The node's converter, else the generic import of a pointwise ATen op
     (`aten_pointwise`), else (with `host_ops`) its host call (`host_ops`), else None."""
+    if HOST_PAIRS in node.meta:  # torch's complex kernel on the host (`complex_pairs`), never a chip converter
+        return host_fallback(node) if host_ops else None
     entry = CONVERTERS.get(str(node.target)) or pointwise_entry(node)
     if entry is None and host_ops:
         entry = host_fallback(node)

@@ -87,8 +87,13 @@ OTHER_GAPS: dict[str, str] = {
     " buffers and constants are stored as their pairs; complex64/complex128 model inputs and outputs are pairs"
     " inside the program (`rducc.Program` and `rducc-run` take and give complex arrays), view_as_real/complex of an"
     " input or output, complex linalg_vector_norm (torch.norm decomposes to it), cat of complex with real or"
-    " integer tensors (type promotion), rfft2/stft results returned; refused: complex ops with no pair form"
-    " (linalg_qr, svd, eigh, eig, pinv, ...: factorizations whose pair form is not written), naming the op",
+    " integer tensors (type promotion), rfft2/stft results returned, embedding rows of a complex table (each part);"
+    " an op a host call may run (on the host allow-list, not pointwise: linalg_qr, _linalg_svd, _linalg_eigh,"
+    " linalg_eig, pinv, lu, ...) runs torch's complex kernel on the host, its complex operands and results crossing"
+    " as pairs (`rdu.host_call` pairs), as does linalg_eig of a real matrix (complex results); training through"
+    " them (complex QR, singular values, eigh, eigenvalues) gets eager's gradients; refused: a training loss"
+    " through a complex SVD's or eig's vectors (torch's backward checks their phases on the values), complex ops"
+    " with no pair form (scatter_reduce/index_reduce prod, ...), naming the op",
     "custom ops": "a torch.library.custom_op is traced into ATen from its Python implementation; one that cannot"
     " be traced (it reads tensor values, calls numpy) runs on the host (`rdu.host_call` of `#rdu.custom`, its"
     " fake kernel's shapes), once the user names its module (`rducc-run --import-module`, `import_modules=`);"

@@ -327,6 +327,20 @@ def _forward_call(caught: list[warnings.WarningMessage]) -> str:
     return ""
 
 
+_VALUE_CHECKS = {
+    "aten.allclose": (
+        " (torch's backward of the singular or eigen vectors of a complex matrix, `linalg.svd` or `linalg.eig`, "
+        "checks on the values that the loss does not depend on the vectors' phases, which no traced graph can; "
+        "a loss through `svdvals`, `eigvals`, a Hermitian `eigh` or a complex QR trains)"),
+}
+"""Ops torch's backward formulas call on values (a check a graph cannot trace), and what refuses them."""
+
+
+def _why_refused(first: str) -> str:
+    """The reason a joint graph refused at an op of `_VALUE_CHECKS`, or nothing."""
+    return next((why for name, why in _VALUE_CHECKS.items() if name in first), "")
+
+
 def joint_graph(ep: torch.export.ExportedProgram) -> torch.export.ExportedProgram:
     """torch's joint graph (forward and backward; LOSS_OUTPUT and gradient
     outputs) of a program returning a loss: what
@@ -359,7 +373,8 @@ def joint_graph(ep: torch.export.ExportedProgram) -> torch.export.ExportedProgra
             )
     except Exception as error:  # torch's own refusal, named (at the forward line autograd's anomaly mode names)
         first = str(error).strip().splitlines()[0]
-        raise TrainingError(f"{_forward_call(caught)}torch could not build the joint graph: {first}") from None
+        raise TrainingError(f"{_forward_call(caught)}torch could not build the joint graph: {first}"
+                            f"{_why_refused(first)}") from None
     for warning in caught:
         if _ANOMALY not in str(warning.message):
             warnings.warn_explicit(warning.message, warning.category, warning.filename, warning.lineno)

@@ -626,7 +626,8 @@ def _lower_host_call(call: HostCallOp, env: dict[SSAValue, SSAValue], out: _Emit
     """A host call on the off-chip buffers of its operands, giving HBM result
     buffers: its operands and results cross the host link, never SRAM."""
     results = [_buffer(Tier.HBM, _tensor(r)) for r in call.outputs]
-    new = out.emit(HostCallOp(call.callee, [env[v] for v in call.inputs], call.tensor_names(), results))
+    new = out.emit(HostCallOp(call.callee, [env[v] for v in call.inputs], call.tensor_names(), results,
+                              call.pair_operand_names(), call.pair_result_indices()))
     new.attributes.update(call.attributes)
     for result, buffer in zip(call.outputs, new.results):
         env[result] = buffer

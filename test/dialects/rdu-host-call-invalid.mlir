@@ -184,3 +184,27 @@
 %a = "test.op"() : () -> tensor<4xf32>
 %r = rdu.host_call #rdu.custom<"mylib::softsign.default", "not a schema">(%a) tensors ["x"] : (tensor<4xf32>) -> tensor<4xf32>
 // CHECK: Operation does not verify: 'rdu.host_call' cannot call 'mylib::softsign.default': its schema does not parse
+
+// -----
+
+%a = "test.op"() : () -> tensor<4x3x2xf32>
+%q, %r = rdu.host_call #rdu.aten<"aten::linalg_qr.default">(%a) tensors ["A"] pairs ["self"] -> [0, 1] : (tensor<4x3x2xf32>) -> (tensor<4x3x2xf32>, tensor<3x3x2xf32>)
+// CHECK: Operation does not verify: 'rdu.host_call' pairs names 'self', which is not one of its tensors ['A']
+
+// -----
+
+%a = "test.op"() : () -> tensor<4x3xf32>
+%q, %r = rdu.host_call #rdu.aten<"aten::linalg_qr.default">(%a) tensors ["A"] pairs ["A"] -> [0, 1] : (tensor<4x3xf32>) -> (tensor<4x3x2xf32>, tensor<3x3x2xf32>)
+// CHECK: Operation does not verify: 'rdu.host_call' operand 'A' is a complex pair, so it must be f32 or f64 with a trailing dim of 2 (real, imaginary), got tensor<4x3xf32>
+
+// -----
+
+%a = "test.op"() : () -> tensor<4x3x2xf32>
+%q, %r = rdu.host_call #rdu.aten<"aten::linalg_qr.default">(%a) tensors ["A"] pairs ["A"] -> [0, 2] : (tensor<4x3x2xf32>) -> (tensor<4x3x2xf32>, tensor<3x3x2xf32>)
+// CHECK: Operation does not verify: 'rdu.host_call' pairs names result #2; it has 2
+
+// -----
+
+%a = "test.op"() : () -> tensor<4x3x2xi64>
+%q, %r = rdu.host_call #rdu.aten<"aten::linalg_qr.default">(%a) tensors ["A"] pairs [] -> [1] : (tensor<4x3x2xi64>) -> (tensor<4x3x2xf32>, tensor<3x3x2xbf16>)
+// CHECK: Operation does not verify: 'rdu.host_call' result #1 is a complex pair, so it must be f32 or f64 with a trailing dim of 2 (real, imaginary), got tensor<3x3x2xbf16>

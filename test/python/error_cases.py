@@ -86,7 +86,10 @@ INPUTS: dict[str, tuple[str, str]] = {
     "even_three": ("n_3.npy", "n = 3 (odd)"),
     "even_rows": ("even_rows.npy", "a [6, 2] float32 input"),
     "at_least_two": ("at_least_two.pt2", "y[:n.item()].sum(0) with torch._check(n.item() >= 2) and <= 6"),
-    "complex": ("complex.pt2", "a model taking a complex64 input and computing its QR factorization (no pair form)"),
+    "complex": ("complex.pt2", "a model taking a complex64 input and multiplying its elements into slots "
+                "(`index_reduce(..., 'prod')`: no pair form)"),
+    "data_dependent": ("positives.pt2", "a model returning the custom op rducc_test::positives of its input "
+                       "(test/python/data_sized_op.py: its fake kernel makes a new size, with no bound)"),
     "sparse_inside": ("sparse_inside.pt2", "a model adding 1 to the dense form of its input's `to_sparse()`"),
     "hash_f64": ("hash_f64.pt2", "a model returning `torch.hash_tensor` of its float64 input"),
     "loss_model": ("loss.pt2", "an MLP whose forward returns its cross-entropy loss (a model to train)"),
@@ -609,7 +612,9 @@ CASES: list[ErrorCase] = [
     ErrorCase("--capacity below the least a torch._check allows", RDUCC, ("{at_least_two}", "--capacity", "1", *OUT),
               "the capacity of 1 is below the 2 rows torch.export requires of the data-dependent count"),
     ErrorCase("complex op without a pair form", RDUCC, ("{complex}", *OUT),
-              "aten.linalg_qr.default (on complex values, which rducc computes as pairs of reals; no pair form yet)"),
+              "aten.scatter_reduce.two (on complex values, which rducc computes as pairs of reals; no pair form yet)"),
+    ErrorCase("data-dependent shapes", RDUCC, ("{data_dependent}", "--import-module", "data_sized_op", *OUT),
+              "data-dependent shape on 'positives' (its size depends on the tensor's values)"),
     ErrorCase("a sparse tensor read inside the program", RDUCC, ("{sparse_inside}", *OUT),
               "aten.to_sparse.default makes a sparse tensor, read by aten.to_dense.default inside the program; rducc "
               "holds tensors dense and signed inside a program and converts a sparse or uint64 result only where "
@@ -1086,7 +1091,11 @@ def _model_files(paths: dict[str, Path]) -> None:
 
     class ComplexScale(nn.Module):
         def forward(self, z):
-            return torch.linalg.qr(z)[1] * 2
+            return z.index_reduce(0, torch.tensor([0, 0, 1, 1]), z, "prod") * 2
+
+    class Positives(nn.Module):
+        def forward(self, x):
+            return torch.ops.rducc_test.positives(x) * 2
 
     torch.manual_seed(0)
     _export(UsesUnsupportedOps(), (torch.randn(4, 8),), paths["unsupported"])
@@ -1096,6 +1105,9 @@ def _model_files(paths: dict[str, Path]) -> None:
 
     rducc.compile(str(paths["dynamic"]), shapes={"batch": [2, 4]}, opt_level=0).save(paths["buckets"])
     _export(ComplexScale(), (torch.randn(4, 4, dtype=torch.complex64),), paths["complex"])
+    import data_sized_op  # noqa: F401, PLC0415 - registers rducc_test::positives (beside this file)
+
+    _export(Positives(), (torch.randn(4, 8),), paths["data_dependent"])
 
     class SparseInside(nn.Module):
         def forward(self, x):

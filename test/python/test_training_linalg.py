@@ -18,6 +18,7 @@ import pytest
 import torch
 
 import rducc
+from rducc.errors import RduccError
 
 Form = Callable[[torch.Tensor, torch.Tensor], torch.Tensor]
 
@@ -25,6 +26,17 @@ Form = Callable[[torch.Tensor, torch.Tensor], torch.Tensor]
 def _cholesky_whitened(factor: torch.Tensor, x: torch.Tensor) -> torch.Tensor:
     """x whitened by a Cholesky factor (solve_triangular) plus x times the inverse it factors."""
     return torch.linalg.solve_triangular(factor, x.mT, upper=False).mT + x @ torch.cholesky_inverse(factor)
+
+
+def _complex_factored(a: torch.Tensor, x: torch.Tensor) -> torch.Tensor:
+    """A trained matrix made complex, through complex QR, singular values and a Hermitian eigendecomposition
+    (torch's complex kernels on the host), by functions of them that are not phase-dependent. (`eigvals`
+    trains too, but its backward triples this compile's time.)"""
+    z = torch.complex(a, a.mT)
+    r = torch.linalg.qr(z)[1]
+    w, v = torch.linalg.eigh(z @ z.mH)
+    spread = ((v * w.to(v.dtype)) @ v.mH).real * 0.1 + (r * r.conj()).real
+    return x @ spread + x * torch.linalg.svdvals(z).sum() * 0.1
 
 
 FORMS: dict[str, Form] = {
@@ -35,6 +47,7 @@ FORMS: dict[str, Form] = {
     "slogdet": lambda a, x: x * torch.linalg.slogdet(a)[1],
     "batched_det": lambda a, x: x * torch.linalg.det(torch.stack([a, a @ a])).sum(),
     "lu_factor_solve": lambda a, x: torch.linalg.lu_solve(*torch.linalg.lu_factor(a), x.mT).mT,
+    "complex_factorizations": _complex_factored,
     "cholesky": lambda a, x: _cholesky_whitened(torch.linalg.cholesky(a @ a.mT + 0.1 * torch.eye(4)), x),
 }
 
@@ -100,3 +113,15 @@ def test_torch_compile_trains_through_a_cholesky_factor() -> None:
         torch.testing.assert_close(got.grad, want.grad, rtol=1e-4, atol=1e-5, msg=name)
     forward, backward = dynamo.TRAINING_PARTS
     assert len(forward) == len(backward) == 1, "one rducc program for each of the forward and backward graphs"
+
+
+def test_complex_singular_vectors_in_a_loss_are_refused_with_the_reason() -> None:
+    """torch's backward of a complex SVD's vectors checks their phases on the values (`allclose`),
+    which no traced graph can: one error naming it and what trains instead."""
+    def reconstructed(a: torch.Tensor, x: torch.Tensor) -> torch.Tensor:
+        u, s, vh = torch.linalg.svd(torch.complex(a, a.mT))
+        return x @ ((u * s.to(u.dtype)) @ vh).real
+
+    x = torch.randn(8, 4)
+    with pytest.raises(RduccError, match=r"aten\.allclose.*phases.*`svdvals`"):
+        rducc.compile_training(Whitened(reconstructed), (x, x), optimizer=None)
