@@ -83,7 +83,7 @@ placement too (`shared_placements`): the tier each call passes at an index
 of an outlined layer is one fact, the callee's parameter's.
 
 The plan is made with recomputes and with spills alone, and the one that fits
-and adds less modeled time is kept (`cheaper_plan`): a choice taken cheapest per
+and adds least modeled time is kept (`cheaper_plan`): a choice taken cheapest per
 byte at the peak is no least total (a recompute may free bytes where the spills
 the step needs anyway free them too). A plan that takes every recompute before
 any spill is weighed as well when the mixed plan stops short of fitting. A spill
@@ -93,7 +93,11 @@ still free costs after the spill (the call cut to them, or their spills) beyond
 what it costs before (the recompute's price for them pro rata, or their spills),
 so a value a layer call's recompute gives, spilled at nothing while the cut costs
 as much, costs what the recompute does per byte, and at a tie the recompute comes
-first. Each plan is priced from its final placements
+first. The charge is an estimate made as a spill comes up, which can steer the
+greedy to a plan its own price finds dearer (the 80-layer 70B step at pp=2: a
+weight group in DDR where slot spills the step could afford were cheaper), so when
+a charge was made the plan made without it and the recomputes-first plan are
+weighed too. Each plan is priced from its final placements
 (`plan_price`), not its choices' prices summed as taken: every kernel its DDR
 values and globals touch, timed with all its DDR bytes at once (`_Pricer.price`),
 and the recomputes kept (a layer call's cut to what it still gives), their
