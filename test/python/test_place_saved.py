@@ -609,10 +609,10 @@ def test_a_recompute_plan_that_stops_short_is_retried_recomputes_first(monkeypat
     _adamw_steps_as_eager(step, copy.deepcopy(model), x, 1, torch.optim.SGD)
 
 
-def _llama70b_two_layers(target: str, layers: int = 2) -> ModuleOp:
-    """Llama 3.1 70B's widths at 2 layers (or 16), at rdu-place-saved's input (tp=8 pp=2
-    with sequence parallelism, the 80-layer row's split: train-llama70b-sp-2-layers.mlir),
-    for `target`."""
+def _llama70b_layers(target: str, layers: int = 2) -> ModuleOp:
+    """Llama 3.1 70B's widths at `layers` layers (2 or 16), at rdu-place-saved's input
+    (tp=8 pp=2 with sequence parallelism, the 80-layer row's split:
+    train-llama70b-sp-{2,16}-layers.mlir), for `target`."""
     from xdsl.parser import Parser
 
     from rducc.dialects.contracts import set_target
@@ -634,7 +634,7 @@ def test_the_mixed_plan_charges_a_spill_for_the_recomputes_it_closes(monkeypatch
     priced with their collectives)."""
     from rducc.passes import rdu_place_saved
 
-    module = _llama70b_two_layers(str(INPUTS / "train-llama70b-hbm.toml"))
+    module = _llama70b_layers(str(INPUTS / "train-llama70b-hbm.toml"))
     cheaper_plan = rdu_place_saved.cheaper_plan
     plans: dict[str, object] = {}
 
@@ -669,7 +669,7 @@ def test_the_plan_kept_is_no_dearer_than_the_plan_made_without_the_closing_charg
     from rducc.passes import rdu_place_saved
 
     target = load_target(str(INPUTS / "train-llama70b-16-hbm.toml"))
-    module = _llama70b_two_layers(str(INPUTS / "train-llama70b-16-hbm.toml"), layers=16)
+    module = _llama70b_layers(str(INPUTS / "train-llama70b-16-hbm.toml"), layers=16)
     entry = find_entry(module)
     step = training_step(entry) if entry is not None else None
     assert step is not None
@@ -701,7 +701,7 @@ def test_a_recompute_is_priced_with_the_link_time_of_its_collectives(tmp_path: P
     cheaper_plan = rdu_place_saved.cheaper_plan
     steps, prices = [], []
     for target in (tight, str(roomy)):
-        module = _llama70b_two_layers(target)
+        module = _llama70b_layers(target)
         passes = [f'rdu-place-saved{{target="{target}"}}', *(f'{p}{{target="{target}"}}' if p == "rdu-place-tiers"
                                                             else p for p in rest)]
         kept: list[float] = []
