@@ -64,9 +64,52 @@ CORE_NAMESPACES = frozenset({"aten", "prims", "quantized_decomposed"})
 """Namespaces of torch's own ops; any other namespace is a custom op's package."""
 
 
+TORCH_CORRECTIONS: dict[str, Decomposition] = {}
+"""ATen overload name to rducc's decomposition of an op whose entry in torch's own table computes
+something else than torch's kernel (eager): used instead of torch's by inference and training alike."""
+
+
 def decomposes(*targets: str) -> Callable[[Decomposition], Decomposition]:
     """Register `function` as the decomposition of each of `targets`."""
     return registering(EXTRA_DECOMPOSITIONS, targets, _itself)
+
+
+def corrects_torch(*targets: str) -> Callable[[Decomposition], Decomposition]:
+    """Register `function` as the decomposition of each of `targets`, in place of torch's wrong one."""
+
+    def register(function: Decomposition) -> Decomposition:
+        registering(TORCH_CORRECTIONS, targets, _itself)(function)
+        return decomposes(*targets)(function)
+
+    return register
+
+
+def torch_corrections() -> dict[Any, Decomposition]:
+    """The corrected decompositions by op overload (for a table built from torch's own)."""
+    import rducc.frontend.aten_rewrites  # noqa: F401  (registers the corrections; it imports this module)
+
+    return {op: function for name, function in TORCH_CORRECTIONS.items() if (op := overload(name)) is not None}
+
+
+@contextmanager
+def corrected_autograd_kernels() -> Iterator[None]:
+    """For the duration, each corrected op that torch decomposes at its Autograd key (`py_impl`, the
+    form a trace with gradients on runs, whatever the decomposition table says) runs rducc's
+    decomposition there instead; torch's kernels are restored after."""
+    from torch._C import DispatchKey
+
+    replaced: dict[torch._ops.OpOverload, Any] = {}
+    for op, function in torch_corrections().items():
+        if DispatchKey.Autograd in op.py_kernels:
+            replaced[op] = op.py_kernels[DispatchKey.Autograd]
+            op.py_kernels[DispatchKey.Autograd] = function
+            op._dispatch_cache.clear()
+    try:
+        yield
+    finally:
+        for op, kernel in replaced.items():
+            op.py_kernels[DispatchKey.Autograd] = kernel
+            op._dispatch_cache.clear()
 
 
 def _itself(function: Decomposition) -> Decomposition:

@@ -27,7 +27,7 @@ from rducc.dialects.program import entry_function
 from rducc.driver import CompileOptions, decompose_and_import, lower
 from rducc.errors import RduccError
 from rducc.frontend.aten_normalization import LAYER_NORM_AS_EAGER
-from rducc.frontend.decompositions import overload
+from rducc.frontend.decompositions import corrected_autograd_kernels, overload, torch_corrections
 from rducc.frontend.joint_graph import gradient_ancestors
 from rducc.frontend.locations import describe_location, replay, trace_line
 from rducc.targets import load_target
@@ -343,10 +343,10 @@ def joint_graph(ep: torch.export.ExportedProgram) -> torch.export.ExportedProgra
     check_no_parameter_writes(ep)
     try:
         with (_composite_gradients_on_meta(_on_meta(ep)), _node_meta_through_flattening(), checks_without_effects(),
-              warnings.catch_warnings(record=True) as caught):
+              corrected_autograd_kernels(), warnings.catch_warnings(record=True) as caught):
             warnings.simplefilter("always")
             traced = _with_eager_gradients(_reshapes_in_autocast(_without_unused_gradients(linalg_decomposed(ep))))
-            table = core_aten_decompositions()
+            table = {**core_aten_decompositions(), **torch_corrections()}
             for name in LAYER_NORM_AS_EAGER:  # converted whole, as torch's kernel computes it
                 table.pop(overload(name), None)
             joint = _decompose_exported_program(

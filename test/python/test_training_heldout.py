@@ -293,3 +293,31 @@ def test_a_gradient_taken_inside_the_forward_is_named_with_its_line() -> None:
                                          r".*test_training_heldout.py:\d+\)"):
         rducc.compile_training(GradientPenalty(), (x, labels), optimizer=None,
                                loss_fn=lambda out, y: nn.functional.cross_entropy(out[:, :2], y) + out[:, 2].mean())
+
+
+def _multilabel_targets(labels: torch.Tensor, classes: int) -> torch.Tensor:
+    """Two targets per row (the label, the next class), then -1 and padding: fewer targets than classes."""
+    pad = torch.full_like(labels, -1)
+    return torch.stack([labels, (labels + 1) % classes, pad, *[torch.full_like(labels, 2)] * (classes - 3)], 1)
+
+
+@pytest.mark.parametrize("reduction", ["mean", "none"])
+def test_multilabel_margin_loss_with_fewer_targets_than_classes_is_eagers(reduction: str) -> None:
+    """torch's decomposition of multilabel_margin_loss also counts the positions after the first -1 (as
+    target 0's margins); rducc's (`aten_rewrites.multilabel_margin_loss_forward`) sums the listed ones, as
+    eager's kernel, in inference and through the training step's gradients alike."""
+    torch.manual_seed(0)
+    model = nn.Linear(5, 4)
+    x, targets = torch.randn(6, 5), _multilabel_targets(torch.tensor([0, 1, 2, 3, 1, 2]), 4)
+
+    def loss_fn(scores: torch.Tensor, wanted: torch.Tensor) -> torch.Tensor:
+        return nn.functional.multilabel_margin_loss(scores, wanted, reduction=reduction).sum()
+
+    reference = copy.deepcopy(model)
+    expected = loss_fn(reference(x), targets)
+    expected.backward()
+    loss, *gradients = rducc.compile_training(model, (x, targets), optimizer=None, loss_fn=loss_fn,
+                                              opt_level=0).step(x, targets)
+    torch.testing.assert_close(torch.as_tensor(loss), expected.detach())
+    for gradient, (name, parameter) in zip(gradients, reference.named_parameters(), strict=True):
+        torch.testing.assert_close(torch.as_tensor(gradient), parameter.grad, rtol=1e-5, atol=1e-7, msg=name)
