@@ -321,3 +321,34 @@ def test_multilabel_margin_loss_with_fewer_targets_than_classes_is_eagers(reduct
     torch.testing.assert_close(torch.as_tensor(loss), expected.detach())
     for gradient, (name, parameter) in zip(gradients, reference.named_parameters(), strict=True):
         torch.testing.assert_close(torch.as_tensor(gradient), parameter.grad, rtol=1e-5, atol=1e-7, msg=name)
+
+
+class MomentumEncoder(nn.Module):
+    """MoCo's momentum encoder: a frozen copy (requires_grad=False) the forward moves toward the trained
+    layer in place under no_grad (p_k = 0.9 p_k + 0.1 p_q), then reads."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.query = nn.Linear(4, 3)
+        self.key = copy.deepcopy(self.query).requires_grad_(False)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        with torch.no_grad():
+            for p_k, p_q in zip(self.key.parameters(), self.query.parameters(), strict=True):
+                p_k.mul_(0.9).add_(p_q.detach(), alpha=0.1)
+        return (self.query(x) * self.key(x.flip(0))).sum(1).square().mean()
+
+
+def test_a_frozen_parameter_the_forward_writes_is_updated_as_state() -> None:
+    """torch's joint export refuses to mutate a parameter input even when it is frozen; the step keeps
+    such a parameter as a buffer the forward writes (`frozen_writes_as_buffers`): the trained layer's
+    updates and the EMA'd copy both follow eager over two SGD steps."""
+    torch.manual_seed(0)
+    model = MomentumEncoder()
+    reference = copy.deepcopy(model)
+    batches = [(torch.randn(5, 4),) for _ in range(2)]
+    program = rducc.compile_training(model, batches[0], optimizer=torch.optim.SGD(model.parameters(), lr=0.1),
+                                     opt_level=0)
+    assert_sgd_steps_match(program, reference, batches, lr=0.1)
+    state = program.parameters()
+    torch.testing.assert_close(state["key.weight"], reference.key.weight.detach(), rtol=1e-5, atol=1e-6)
