@@ -85,9 +85,8 @@ def corrects_torch(*targets: str) -> Callable[[Decomposition], Decomposition]:
 
 
 def torch_corrections() -> dict[Any, Decomposition]:
-    """The corrected decompositions by op overload (for a table built from torch's own)."""
-    import rducc.frontend.aten_rewrites  # noqa: F401  (registers the corrections; it imports this module)
-
+    """The corrected decompositions by op overload (for a table built from torch's own; the modules that
+    register them, `aten_rewrites`, imported)."""
     return {op: function for name, function in TORCH_CORRECTIONS.items() if (op := overload(name)) is not None}
 
 

@@ -22,6 +22,7 @@ import torch
 from torch.export.graph_signature import InputKind, OutputKind
 from xdsl.dialects.builtin import ModuleOp
 
+import rducc.frontend.aten_rewrites  # noqa: F401  (registers torch_corrections)
 from rducc.dialects.contracts import result_roles, set_executed_microbatches
 from rducc.dialects.program import entry_function
 from rducc.driver import CompileOptions, decompose_and_import, lower
@@ -308,7 +309,7 @@ def _subgraph_writes(module: torch.fx.GraphModule, call: torch.fx.Node) -> Itera
                                                                                             torch.fx.Node]]:
     """`_writes` of the subgraph a higher-order op calls (its first get_attr argument; the operands after it)."""
     for position, argument in enumerate(call.args):
-        sub = getattr(module, argument.target, None) if isinstance(argument, torch.fx.Node) \
+        sub = getattr(module, str(argument.target), None) if isinstance(argument, torch.fx.Node) \
             and argument.op == "get_attr" else None
         if isinstance(sub, torch.fx.GraphModule):
             placeholders = [n for n in sub.graph.nodes if n.op == "placeholder"]
