@@ -212,6 +212,18 @@ targets, focal + Dice, weight-standardized convolutions with a hypernetwork
 head, EmbeddingBag with learned per_sample_weights, a bfloat16 middle block, a
 bidirectional ReLU nn.RNN, a gradient penalty by autograd.grad in the forward.
 
+Round 14 (tnew23; bench/heldout_round14.py, `--models round14`): transformers'
+FocalNet, Hiera, Mamba2 and Gemma 3 text; diffusers' SD3 MMDiT and
+AutoencoderTiny; by hand, ModuleDict activations / ParameterDict scales /
+ParameterList biases over changing widths, max_unpool2d at max_pool2d's
+indices, a gradient-reversal autograd.Function (refused by design), an
+ensemble by vmap of functional_call, KAN B-spline layers, Gaussian NLL +
+multilabel margin + Huber (torch's F.gaussian_nll_loss refused by
+torch.export), baddbmm / tensordot / kron / block_diag / pdist (torch.cov
+refused by torch.export), nested Sequentials sharing a submodule with
+in-place activations, MoCo's EMA'd frozen encoder and key queue,
+preallocated outputs filled by slice assignment.
+
 Not in CI (each cell compiles a step); CI checks the mechanisms these runs
 fixed (test_training_heldout.py).
 """

@@ -15,36 +15,9 @@ from typing import Any
 import numpy as np
 import torch
 
-from rducc.frontend.decompositions import corrects_torch, decomposes
+from rducc.frontend.decompositions import decomposes
 
 aten = torch.ops.aten
-
-
-# --------------------------------------------------------------------------
-# Losses whose decomposition in torch differs from torch's kernel
-# --------------------------------------------------------------------------
-
-
-@corrects_torch("aten.multilabel_margin_loss_forward.default")
-def multilabel_margin_loss_forward(input: torch.Tensor, target: torch.Tensor,
-                                   reduction: int) -> tuple[torch.Tensor, torch.Tensor]:
-    """sum over the sample's targets k (its labels before the first -1) and the classes j that are
-    no target of max(0, 1 - (x[y_k] - x[j])) / C, as torch's kernel. torch's decomposition (2.13)
-    also sums the positions after the first -1, each as target 0's margin: it adds C - 1 terms per
-    padding position whenever a row lists fewer than C targets."""
-    rows, labels = torch.atleast_2d(input), torch.atleast_2d(target)
-    classes = rows.shape[1]
-    index = torch.arange(classes, device=target.device)
-    end = torch.amin(torch.where(labels == -1, index, classes), dim=-1, keepdim=True)
-    listed = index < end                                                           # (n, k): a target position
-    picked = torch.gather(rows, -1, torch.where(listed, labels, 0))                 # (n, k): x[y_k]
-    is_target = (index == torch.where(listed, labels, -1).unsqueeze(-1)).any(1)     # (n, j)
-    margins = (1.0 - picked.unsqueeze(-1) + rows.unsqueeze(1)).clamp_min(0) / classes  # (n, k, j)
-    kept = listed.unsqueeze(-1) & ~is_target.unsqueeze(1)
-    per_row = torch.where(kept, margins, 0).sum((1, 2))
-    loss = per_row.mean() if reduction == 1 else per_row.sum() if reduction == 2 else per_row.reshape(
-        target.shape[:-1])
-    return loss, is_target.to(input.dtype).reshape(target.shape)
 
 
 # --------------------------------------------------------------------------

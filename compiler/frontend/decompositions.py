@@ -52,6 +52,7 @@ from rducc.frontend.local_decompose import decompose_locally, decompose_only, de
 from rducc.frontend.locations import describe_location
 from rducc.frontend.output_edges import lower_output_edges, without_sparse_outputs
 from rducc.frontend.python_numbers import has_python_numbers, lower_python_numbers
+from rducc.frontend.torch_corrections import torch_corrections
 from rducc.frontend.training_mode import TRAINING_CHECKS
 from rducc.registration import registering
 
@@ -64,51 +65,9 @@ CORE_NAMESPACES = frozenset({"aten", "prims", "quantized_decomposed"})
 """Namespaces of torch's own ops; any other namespace is a custom op's package."""
 
 
-TORCH_CORRECTIONS: dict[str, Decomposition] = {}
-"""ATen overload name to rducc's decomposition of an op whose entry in torch's own table computes
-something else than torch's kernel (eager): used instead of torch's by inference and training alike."""
-
-
 def decomposes(*targets: str) -> Callable[[Decomposition], Decomposition]:
     """Register `function` as the decomposition of each of `targets`."""
     return registering(EXTRA_DECOMPOSITIONS, targets, _itself)
-
-
-def corrects_torch(*targets: str) -> Callable[[Decomposition], Decomposition]:
-    """Register `function` as the decomposition of each of `targets`, in place of torch's wrong one."""
-
-    def register(function: Decomposition) -> Decomposition:
-        registering(TORCH_CORRECTIONS, targets, _itself)(function)
-        return decomposes(*targets)(function)
-
-    return register
-
-
-def torch_corrections() -> dict[Any, Decomposition]:
-    """The corrected decompositions by op overload (for a table built from torch's own; the modules that
-    register them, `aten_rewrites`, imported)."""
-    return {op: function for name, function in TORCH_CORRECTIONS.items() if (op := overload(name)) is not None}
-
-
-@contextmanager
-def corrected_autograd_kernels() -> Iterator[None]:
-    """For the duration, each corrected op that torch decomposes at its Autograd key (`py_impl`, the
-    form a trace with gradients on runs, whatever the decomposition table says) runs rducc's
-    decomposition there instead; torch's kernels are restored after."""
-    from torch._C import DispatchKey
-
-    replaced: dict[torch._ops.OpOverload, Any] = {}
-    for op, function in torch_corrections().items():
-        if DispatchKey.Autograd in op.py_kernels:
-            replaced[op] = op.py_kernels[DispatchKey.Autograd]
-            op.py_kernels[DispatchKey.Autograd] = function
-            op._dispatch_cache.clear()
-    try:
-        yield
-    finally:
-        for op, kernel in replaced.items():
-            op.py_kernels[DispatchKey.Autograd] = kernel
-            op._dispatch_cache.clear()
 
 
 def _itself(function: Decomposition) -> Decomposition:
@@ -215,6 +174,7 @@ def decomposition_table(ep: ExportedProgram) -> dict[Any, Decomposition]:
         op = overload(name)
         if op is not None and _namespace(op) in CORE_NAMESPACES:
             table[op] = function
+    table.update(torch_corrections())
     table.update(custom_op_decompositions(ep))
     for name in (*FUSED_AS_EAGER, *LAYER_NORM_AS_EAGER):  # converted as torch's kernel computes them
         table.pop(overload(name), None)

@@ -22,15 +22,15 @@ import torch
 from torch.export.graph_signature import InputKind, OutputKind
 from xdsl.dialects.builtin import ModuleOp
 
-import rducc.frontend.aten_rewrites  # noqa: F401  (registers torch_corrections)
 from rducc.dialects.contracts import result_roles, set_executed_microbatches
 from rducc.dialects.program import entry_function
 from rducc.driver import CompileOptions, decompose_and_import, lower
 from rducc.errors import RduccError
 from rducc.frontend.aten_normalization import LAYER_NORM_AS_EAGER
-from rducc.frontend.decompositions import corrected_autograd_kernels, overload, torch_corrections
+from rducc.frontend.decompositions import overload
 from rducc.frontend.joint_graph import gradient_ancestors
 from rducc.frontend.locations import describe_location, replay, trace_line
+from rducc.frontend.torch_corrections import corrected_kernels, torch_corrections
 from rducc.targets import load_target
 from rducc.training.attention import attention_as_eager, group_repeated_heads, prepare_autocast
 from rducc.training.linalg_gradients import checks_without_effects, linalg_decomposed
@@ -393,7 +393,7 @@ def joint_graph(ep: torch.export.ExportedProgram) -> torch.export.ExportedProgra
     ep = frozen_writes_as_buffers(ep)
     try:
         with (_composite_gradients_on_meta(_on_meta(ep)), _node_meta_through_flattening(), checks_without_effects(),
-              corrected_autograd_kernels(), warnings.catch_warnings(record=True) as caught):
+              corrected_kernels(), warnings.catch_warnings(record=True) as caught):
             warnings.simplefilter("always")
             traced = _with_eager_gradients(_reshapes_in_autocast(_without_unused_gradients(linalg_decomposed(ep))))
             table = {**core_aten_decompositions(), **torch_corrections()}

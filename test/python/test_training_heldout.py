@@ -352,3 +352,34 @@ def test_a_frozen_parameter_the_forward_writes_is_updated_as_state() -> None:
     assert_sgd_steps_match(program, reference, batches, lr=0.1)
     state = program.parameters()
     torch.testing.assert_close(state["key.weight"], reference.key.weight.detach(), rtol=1e-5, atol=1e-6)
+
+
+class Covariances(nn.Module):
+    """torch.cov of a layer's features (rows variables), plain and with frequency and analytic weights."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.layer = nn.Linear(4, 3)
+        self.register_buffer("counts", torch.tensor([1, 2, 1, 3, 1]))
+        self.register_buffer("weights", torch.tensor([0.5, 1.0, 2.0, 1.0, 0.25]))
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        f = self.layer(x).t()
+        return torch.cov(f).square().sum() + torch.cov(f, correction=2, fweights=self.counts,
+                                                       aweights=self.weights).square().sum()
+
+
+def test_torch_cov_exports_and_trains_as_eager() -> None:
+    """torch.cov's C++ composite checks its degrees of freedom on a tensor's value, which torch.export
+    refused ("aten.equal.default"); rducc's decomposition (`torch_corrections.cov`) traces, and the
+    step's loss and gradients are eager's."""
+    torch.manual_seed(0)
+    model = Covariances()
+    reference = copy.deepcopy(model)
+    x = torch.randn(5, 4)
+    expected = reference(x)
+    expected.backward()
+    loss, *gradients = rducc.compile_training(model, (x,), optimizer=None, opt_level=0).step(x)
+    torch.testing.assert_close(torch.as_tensor(loss), expected.detach())
+    for gradient, (name, parameter) in zip(gradients, reference.named_parameters(), strict=True):
+        torch.testing.assert_close(torch.as_tensor(gradient), parameter.grad, rtol=1e-5, atol=1e-6, msg=name)
