@@ -17,10 +17,13 @@ autograd.Function (DANN: identity forward, -lambda x grad backward, ctx holding 
 domain head beside a class head (`gradient_reversal`); a model ensemble run by `torch.func.vmap` of
 `functional_call` over stacked module state (`vmap_ensemble`); a KAN layer (B-spline bases of each
 input on a fixed grid buffer by the Cox-de Boor recursion, learned spline coefficients) stacked with
-changing widths (`kan_splines`); Gaussian NLL + multilabel margin + Huber on one head (`three_losses`);
-`baddbmm` / `tensordot` / `kron` / `block_diag` / `torch.cov` / `F.pdist` in one forward
-(`algebra_mix`); in-place activations on the forward's own tensors inside nn.Sequential of
-nn.Sequential with one shared submodule (`nested_shared`).
+changing widths (`kan_splines`); Gaussian NLL + multilabel margin + Huber on one head (`three_losses`;
+`gaussian_nll` with torch's F.gaussian_nll_loss); `baddbmm` / `tensordot` / `kron` / `block_diag` /
+`F.pdist` and a covariance in one forward (`algebra_mix` by hand, `algebra_torch_cov` by torch.cov);
+in-place activations on the forward's own tensors inside nn.Sequential of nn.Sequential with one
+shared submodule (`nested_shared`); MoCo v2's momentum encoder (frozen parameters the forward moves
+by an EMA in torch.no_grad) and key queue (`moco_queue`); outputs preallocated and filled by slice
+assignment, then in-place ops on views (`prealloc_fill`).
 Random init, dropout p=0; each model takes one input tensor (the matrix's batch maker).
 """
 
