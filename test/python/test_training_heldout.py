@@ -20,7 +20,12 @@
 - the float32 verdict judges a noise-driven tensor (a running mean or a
   parameter downstream of a gradient float32 cannot resolve, under Adam)
   against float64 by eager's own largest distance over the tensor
-  (`training_cases.near_float64`), not by one realization of the noise.
+  (`training_cases.near_float64`), not by one realization of the noise;
+- multilabel_margin_loss with fewer targets than classes is eager's (torch's
+  own decomposition, its Autograd kernel under tracing, is not), and
+  torch.cov exports and trains (`rducc.frontend.torch_corrections`);
+- a frozen parameter the forward writes in place (MoCo's momentum encoder)
+  is state the step updates, not torch's joint-export refusal.
 """
 
 from __future__ import annotations
@@ -304,7 +309,7 @@ def _multilabel_targets(labels: torch.Tensor, classes: int) -> torch.Tensor:
 @pytest.mark.parametrize("reduction", ["mean", "none"])
 def test_multilabel_margin_loss_with_fewer_targets_than_classes_is_eagers(reduction: str) -> None:
     """torch's decomposition of multilabel_margin_loss also counts the positions after the first -1 (as
-    target 0's margins); rducc's (`aten_rewrites.multilabel_margin_loss_forward`) sums the listed ones, as
+    target 0's margins); rducc's (`torch_corrections.multilabel_margin_loss_forward`) sums the listed ones, as
     eager's kernel, in inference and through the training step's gradients alike."""
     torch.manual_seed(0)
     model = nn.Linear(5, 4)
