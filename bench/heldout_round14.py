@@ -335,28 +335,29 @@ def torch_gaussian_margin_huber(out: torch.Tensor, labels: torch.Tensor) -> torc
 
 class _AlgebraMix(nn.Module):
     """baddbmm with a learned bias, tensordot, a Kronecker-factored weight, a block-diagonal mixing matrix,
-    the batch covariance (by hand, or torch.cov) and pairwise distances (F.pdist) of the features, into a head."""
+    the batch covariance (by hand, or torch.cov) and the features' pairwise distances (F.pdist), into a head.
+    Every contraction is over features, none over the batch (dp=2 halves it)."""
 
     def __init__(self, torch_cov: bool = False) -> None:
         super().__init__()
         self.torch_cov = torch_cov
         self.a, self.b = nn.Parameter(0.3 * torch.randn(2, 3)), nn.Parameter(0.3 * torch.randn(3, 2))
-        self.left = nn.Parameter(0.3 * torch.randn(4, 3, 6))
-        self.bias = nn.Parameter(torch.zeros(4, 1, 6))
-        self.core = nn.Parameter(0.3 * torch.randn(6, 6, 5))
+        self.right = nn.Parameter(0.3 * torch.randn(4, 6, 3))
+        self.bias = nn.Parameter(torch.zeros(4, 1, 3))
+        self.core = nn.Parameter(0.3 * torch.randn(3, 6, 5))
         self.blocks = nn.ParameterList([nn.Parameter(0.5 * torch.randn(2, 2)), nn.Parameter(0.5 * torch.randn(3, 3))])
-        self.head = nn.Linear(5 + 5 + 15, 5)
+        self.head = nn.Linear(5 + 5 + 10, 5)
 
-    def forward(self, x: torch.Tensor) -> torch.Tensor:                            # x (6, 6)
-        kron = torch.kron(self.a, self.b)                                         # (6, 6)
-        h = torch.tanh(x @ kron)                                                  # (6, 6)
-        mixed = torch.baddbmm(self.bias, self.left, h.unsqueeze(0).expand(4, -1, -1)[:, :, :6])  # (4, 3, 6)
-        t = torch.tensordot(mixed.mean(1), self.core, dims=([1], [0])).mean(0)     # (6, 5)
-        f = t @ torch.block_diag(*self.blocks)                                    # (6, 5)
+    def forward(self, x: torch.Tensor) -> torch.Tensor:                            # x (b, 6)
+        h = torch.tanh(x @ torch.kron(self.a, self.b))                            # (b, 6)
+        mixed = torch.baddbmm(self.bias, h.unsqueeze(0).expand(4, -1, -1), self.right)  # (4, b, 3)
+        t = torch.tensordot(mixed.mean(0), self.core, dims=([1], [0])).mean(1)     # (b, 5)
+        f = t @ torch.block_diag(*self.blocks)                                    # (b, 5)
         centred = f - f.mean(0)
         cov = torch.cov(f.t()) if self.torch_cov else centred.t() @ centred / (f.shape[0] - 1)  # (5, 5)
-        distances = F.pdist(f)                                                    # (15,)
-        return self.head(torch.cat([f, cov.diagonal().expand(6, -1), distances.expand(6, -1)], dim=1))
+        distances = F.pdist(f.t())                                                # (10,): between features
+        b = f.shape[0]
+        return self.head(torch.cat([f, cov.diagonal().expand(b, -1), distances.expand(b, -1)], dim=1))
 
 
 def algebra_mix() -> Built:
