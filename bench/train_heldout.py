@@ -212,6 +212,18 @@ targets, focal + Dice, weight-standardized convolutions with a hypernetwork
 head, EmbeddingBag with learned per_sample_weights, a bfloat16 middle block, a
 bidirectional ReLU nn.RNN, a gradient penalty by autograd.grad in the forward.
 
+Round 14 (tnew23; bench/heldout_round14.py, `--models round14`): transformers'
+FocalNet, Hiera, Mamba2 and Gemma 3 text; diffusers' SD3 MMDiT and
+AutoencoderTiny; by hand, ModuleDict activations / ParameterDict scales /
+ParameterList biases over changing widths, max_unpool2d at max_pool2d's
+indices, a gradient-reversal autograd.Function (refused by design), an
+ensemble by vmap of functional_call, KAN B-spline layers, Gaussian NLL +
+multilabel margin + Huber (torch's F.gaussian_nll_loss refused by
+torch.export), baddbmm / tensordot / kron / block_diag / pdist (torch.cov
+refused by torch.export), nested Sequentials sharing a submodule with
+in-place activations, MoCo's EMA'd frozen encoder and key queue,
+preallocated outputs filled by slice assignment.
+
 Not in CI (each cell compiles a step); CI checks the mechanisms these runs
 fixed (test_training_heldout.py).
 """
@@ -234,6 +246,7 @@ import heldout_round10 as round10  # noqa: E402
 import heldout_round11 as round11  # noqa: E402
 import heldout_round12 as round12  # noqa: E402
 import heldout_round13 as round13  # noqa: E402
+import heldout_round14 as round14  # noqa: E402
 import train_matrix  # noqa: E402
 from training_cases import OPTIMIZERS, Case, language_model_loss  # noqa: E402
 
@@ -1489,6 +1502,24 @@ HELD_OUT: dict[str, Case] = {
     "bf16_middle": Case(round13.bf16_middle, CE, 4),
     "relu_rnn": Case(round13.relu_rnn, language_model_loss, 7, per_token=True),
     "gradient_penalty": Case(round13.gradient_penalty, round13.penalized_loss, 3),
+    "focalnet": Case(round14.focalnet, CE, 5),
+    "hiera": Case(round14.hiera, CE, 5),
+    "mamba2": Case(round14.mamba2, language_model_loss, 256, per_token=True),
+    "gemma3_text": Case(round14.gemma3_text, language_model_loss, 256, per_token=True),
+    "sd3_mmdit": Case(round14.sd3_mmdit, round14.reconstruction_mse, 3),
+    "autoencoder_tiny": Case(round14.autoencoder_tiny, round14.reconstruction_mse, 3),
+    "param_containers": Case(round14.param_containers, CE, 5),
+    "unpool_segnet": Case(round14.unpool_segnet, CE, 4),
+    "gradient_reversal": Case(round14.gradient_reversal, round14.class_and_domain, 4),
+    "vmap_ensemble": Case(round14.vmap_ensemble, CE, 5),
+    "kan_splines": Case(round14.kan_splines, CE, 5),
+    "three_losses": Case(round14.three_losses, round14.gaussian_margin_huber, 4),
+    "gaussian_nll": Case(round14.three_losses, round14.torch_gaussian_margin_huber, 4),
+    "algebra_mix": Case(round14.algebra_mix, CE, 5),
+    "algebra_torch_cov": Case(round14.algebra_torch_cov, CE, 5),
+    "nested_shared": Case(round14.nested_shared, CE, 5),
+    "moco_queue": Case(round14.moco_queue, round14.positive_first, 2),
+    "prealloc_fill": Case(round14.prealloc_fill, CE, 4),
 }
 ROUND_7 = [name for name in HELD_OUT if name in round7.__dict__]
 """Round 7's models (`--models round7`)."""
@@ -1504,6 +1535,8 @@ ROUND_12 = [name for name, case in HELD_OUT.items() if case.build.__module__ == 
 """Round 12's models (`--models round12`)."""
 ROUND_13 = [name for name, case in HELD_OUT.items() if case.build.__module__ == round13.__name__]
 """Round 13's models (`--models round13`)."""
+ROUND_14 = [name for name, case in HELD_OUT.items() if case.build.__module__ == round14.__name__]
+"""Round 14's models (`--models round14`)."""
 
 
 def decay_groups(params: Any) -> torch.optim.Optimizer:
@@ -1528,7 +1561,7 @@ def main(argv: list[str] | None = None) -> Any:
                 "--no-dynamo"]
     given = list(sys.argv[1:] if argv is None else argv)
     rounds = {"round7": ROUND_7, "round8": ROUND_8, "round9": ROUND_9, "round10": ROUND_10, "round11": ROUND_11,
-              "round12": ROUND_12, "round13": ROUND_13}
+              "round12": ROUND_12, "round13": ROUND_13, "round14": ROUND_14}
     if "--models" in given and given[given.index("--models") + 1] in rounds:
         given[given.index("--models") + 1] = ",".join(rounds[given[given.index("--models") + 1]])
     if "--dynamo-only" in given:

@@ -52,6 +52,7 @@ from rducc.frontend.local_decompose import decompose_locally, decompose_only, de
 from rducc.frontend.locations import describe_location
 from rducc.frontend.output_edges import lower_output_edges, without_sparse_outputs
 from rducc.frontend.python_numbers import has_python_numbers, lower_python_numbers
+from rducc.frontend.torch_corrections import torch_corrections
 from rducc.frontend.training_mode import TRAINING_CHECKS
 from rducc.registration import registering
 
@@ -173,6 +174,7 @@ def decomposition_table(ep: ExportedProgram) -> dict[Any, Decomposition]:
         op = overload(name)
         if op is not None and _namespace(op) in CORE_NAMESPACES:
             table[op] = function
+    table.update(torch_corrections())
     table.update(custom_op_decompositions(ep))
     for name in (*FUSED_AS_EAGER, *LAYER_NORM_AS_EAGER):  # converted as torch's kernel computes them
         table.pop(overload(name), None)

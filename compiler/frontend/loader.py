@@ -452,10 +452,12 @@ def export_model(model: torch.nn.Module, example_inputs: tuple, grad: bool = Fal
     import torch
     from torch.fx.experimental.symbolic_shapes import GuardOnDataDependentSymNode
 
+    from rducc.frontend.torch_corrections import corrected_kernels
+
     printed = io.StringIO()  # torch prints the partial graph of a failed export to stderr
     with captured_torch_logs("torch.fx.experimental.symbolic_shapes"):
         try:
-            with torch.set_grad_enabled(grad), redirect_stderr(printed):
+            with torch.set_grad_enabled(grad), redirect_stderr(printed), corrected_kernels():
                 exported = torch.export.export(model, example_inputs, kwargs=kwargs, dynamic_shapes=dynamic_shapes)
             sys.stderr.write(printed.getvalue())  # what a successful export printed (warnings)
             return exported

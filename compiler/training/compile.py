@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import torch
-from torch.export.graph_signature import OutputKind
+from torch.export.graph_signature import InputKind, OutputKind
 from xdsl.dialects.builtin import ModuleOp
 
 from rducc.dialects.contracts import result_roles, set_executed_microbatches
@@ -30,6 +30,7 @@ from rducc.frontend.aten_normalization import LAYER_NORM_AS_EAGER
 from rducc.frontend.decompositions import overload
 from rducc.frontend.joint_graph import gradient_ancestors
 from rducc.frontend.locations import describe_location, replay, trace_line
+from rducc.frontend.torch_corrections import corrected_kernels, torch_corrections
 from rducc.targets import load_target
 from rducc.training.attention import attention_as_eager, group_repeated_heads, prepare_autocast
 from rducc.training.autocast_cache import shared_autocast_casts
@@ -289,25 +290,73 @@ def _view_base(node: torch.fx.Node) -> torch.fx.Node:
     return node
 
 
+def _writes(module: torch.fx.GraphModule) -> Iterator[tuple[torch.fx.Node, torch.fx.Node]]:
+    """Each (writing node, node written) of `module`'s graph: an op whose schema writes its argument, the
+    written value taken to its view base; writes inside a higher-order op's subgraph (a
+    `torch.no_grad()` block: wrap_with_set_grad_enabled) mapped to the operands it was called with."""
+    for node in module.graph.nodes:
+        if node.op != "call_function":
+            continue
+        if isinstance(node.target, torch._ops.HigherOrderOperator):
+            yield from _subgraph_writes(module, node)
+            continue
+        schema = getattr(node.target, "_schema", None)
+        for argument, value in zip(schema.arguments if schema is not None else [], node.args):
+            if argument.alias_info is not None and argument.alias_info.is_write and isinstance(value, torch.fx.Node):
+                yield node, _view_base(value)
+
+
+def _subgraph_writes(module: torch.fx.GraphModule, call: torch.fx.Node) -> Iterator[tuple[torch.fx.Node,
+                                                                                            torch.fx.Node]]:
+    """`_writes` of the subgraph a higher-order op calls (its first get_attr argument; the operands after it)."""
+    for position, argument in enumerate(call.args):
+        sub = getattr(module, str(argument.target), None) if isinstance(argument, torch.fx.Node) \
+            and argument.op == "get_attr" else None
+        if isinstance(sub, torch.fx.GraphModule):
+            placeholders = [n for n in sub.graph.nodes if n.op == "placeholder"]
+            operands = dict(zip(placeholders, call.args[position + 1:], strict=False))
+            for writer, written in _writes(sub):
+                outer = operands.get(written)
+                if isinstance(outer, torch.fx.Node):
+                    yield writer, _view_base(outer)
+            return
+
+
+def _parameter_writes(ep: torch.export.ExportedProgram) -> Iterator[tuple[torch.fx.Node, str, torch.Tensor]]:
+    """Each (node, parameter name, parameter) where the node writes a parameter in place (through any
+    view of the parameter, in a no_grad block too)."""
+    parameters = ep.graph_signature.inputs_to_parameters
+    for node, written in _writes(ep.graph_module):
+        name = parameters.get(written.name)
+        tensor = ep.state_dict.get(name) if name else None
+        if isinstance(tensor, torch.Tensor):
+            yield node, name, tensor
+
+
+def frozen_writes_as_buffers(ep: torch.export.ExportedProgram) -> torch.export.ExportedProgram:
+    """`ep` with each frozen parameter (requires_grad=False) that the forward writes in place (MoCo's
+    momentum encoder moved toward the trained one, an EMA of weights) relabeled a persistent buffer:
+    program state the step updates in place, as a buffer the forward writes. torch's joint export
+    refuses to mutate any parameter input, frozen or not."""
+    frozen = {name for _, name, tensor in _parameter_writes(ep) if not tensor.requires_grad}
+    for spec in ep.graph_signature.input_specs:
+        if spec.kind == InputKind.PARAMETER and spec.target in frozen:
+            spec.kind, spec.persistent = InputKind.BUFFER, True
+    return ep
+
+
 def check_no_parameter_writes(ep: torch.export.ExportedProgram) -> None:
     """Refuse a forward that writes a trained parameter in place (by an op whose
     schema writes its argument, through any view of the parameter):
     nn.Embedding(max_norm=...) renormalizes the rows it reads. torch's joint
     export cannot differentiate a graph input it mutates."""
-    parameters = ep.graph_signature.inputs_to_parameters
-    for node in ep.graph.nodes:
-        schema = getattr(node.target, "_schema", None) if node.op == "call_function" else None
-        for argument, value in zip(schema.arguments if schema is not None else [], node.args):
-            if argument.alias_info is None or not argument.alias_info.is_write or not isinstance(value, torch.fx.Node):
-                continue
-            name = parameters.get(_view_base(value).name)
-            tensor = ep.state_dict.get(name) if name else None
-            if isinstance(tensor, torch.Tensor) and tensor.requires_grad:
-                raise TrainingError(
-                    f"{describe_location(node)}: {node.target} writes the trained parameter '{name}' in place in "
-                    "the forward (as nn.Embedding(max_norm=...) renormalizes the rows it reads); a training step "
-                    "cannot differentiate a parameter its forward mutates: renormalize outside the step "
-                    "(max_norm=None) or freeze the parameter")
+    for node, name, tensor in _parameter_writes(ep):
+        if tensor.requires_grad:
+            raise TrainingError(
+                f"{describe_location(node)}: {node.target} writes the trained parameter '{name}' in place in "
+                "the forward (as nn.Embedding(max_norm=...) renormalizes the rows it reads); a training step "
+                "cannot differentiate a parameter its forward mutates: renormalize outside the step "
+                "(max_norm=None) or freeze the parameter")
 
 
 _ANOMALY = "Traceback of forward call that caused the error:"
@@ -357,13 +406,14 @@ def joint_graph(ep: torch.export.ExportedProgram) -> torch.export.ExportedProgra
     if not any(p.requires_grad for p in ep.state_dict.values() if isinstance(p, torch.nn.Parameter)):
         raise TrainingError("no parameter of the model requires grad: there is nothing to train")
     check_no_parameter_writes(ep)
+    ep = frozen_writes_as_buffers(ep)
     try:
         with (_composite_gradients_on_meta(_on_meta(ep)), _node_meta_through_flattening(), checks_without_effects(),
-              warnings.catch_warnings(record=True) as caught):
+              corrected_kernels(), warnings.catch_warnings(record=True) as caught):
             warnings.simplefilter("always")
             traced = _with_eager_gradients(shared_autocast_casts(_reshapes_in_autocast(
                 _without_unused_gradients(linalg_decomposed(ep)))))
-            table = core_aten_decompositions()
+            table = {**core_aten_decompositions(), **torch_corrections()}
             for name in LAYER_NORM_AS_EAGER:  # converted whole, as torch's kernel computes it
                 table.pop(overload(name), None)
             joint = _decompose_exported_program(

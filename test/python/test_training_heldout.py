@@ -23,7 +23,12 @@
   (`training_cases.near_float64`), not by one realization of the noise;
 - a bf16/f16 log_softmax along the last dim (distill_heads' KL under
   autocast) rounds where eager's CPU kernel does: the sum of exps and its log
-  to the tensor's type before x - max - log.
+  to the tensor's type before x - max - log;
+- multilabel_margin_loss with fewer targets than classes is eager's (torch's
+  own decomposition, its Autograd kernel under tracing, is not), and
+  torch.cov exports and trains (`rducc.frontend.torch_corrections`);
+- a frozen parameter the forward writes in place (MoCo's momentum encoder)
+  is state the step updates, not torch's joint-export refusal.
 """
 
 from __future__ import annotations
@@ -345,3 +350,93 @@ def test_a_layer_applied_several_times_under_autocast_sums_its_gradients_as_eage
         nn.functional.cross_entropy(reference(x), labels).backward()
     for (name, parameter), gradient in zip(reference.named_parameters(), gradients, strict=True):
         assert torch.equal(torch.as_tensor(gradient), parameter.grad), name
+
+
+def _multilabel_targets(labels: torch.Tensor, classes: int) -> torch.Tensor:
+    """Two targets per row (the label, the next class), then -1 and padding: fewer targets than classes."""
+    pad = torch.full_like(labels, -1)
+    return torch.stack([labels, (labels + 1) % classes, pad, *[torch.full_like(labels, 2)] * (classes - 3)], 1)
+
+
+@pytest.mark.parametrize("reduction", ["mean", "none"])
+def test_multilabel_margin_loss_with_fewer_targets_than_classes_is_eagers(reduction: str) -> None:
+    """torch's decomposition of multilabel_margin_loss also counts the positions after the first -1 (as
+    target 0's margins); rducc's (`torch_corrections.multilabel_margin_loss_forward`) sums the listed ones, as
+    eager's kernel, in inference and through the training step's gradients alike."""
+    torch.manual_seed(0)
+    model = nn.Linear(5, 4)
+    x, targets = torch.randn(6, 5), _multilabel_targets(torch.tensor([0, 1, 2, 3, 1, 2]), 4)
+
+    def loss_fn(scores: torch.Tensor, wanted: torch.Tensor) -> torch.Tensor:
+        return nn.functional.multilabel_margin_loss(scores, wanted, reduction=reduction).sum()
+
+    reference = copy.deepcopy(model)
+    expected = loss_fn(reference(x), targets)
+    expected.backward()
+    loss, *gradients = rducc.compile_training(model, (x, targets), optimizer=None, loss_fn=loss_fn,
+                                              opt_level=0).step(x, targets)
+    torch.testing.assert_close(torch.as_tensor(loss), expected.detach())
+    for gradient, (name, parameter) in zip(gradients, reference.named_parameters(), strict=True):
+        torch.testing.assert_close(torch.as_tensor(gradient), parameter.grad, rtol=1e-5, atol=1e-7, msg=name)
+
+
+class MomentumEncoder(nn.Module):
+    """MoCo's momentum encoder: a frozen copy (requires_grad=False) the forward moves toward the trained
+    layer in place under no_grad (p_k = 0.9 p_k + 0.1 p_q), then reads."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.query = nn.Linear(4, 3)
+        self.key = copy.deepcopy(self.query).requires_grad_(False)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        with torch.no_grad():
+            for p_k, p_q in zip(self.key.parameters(), self.query.parameters(), strict=True):
+                p_k.mul_(0.9).add_(p_q.detach(), alpha=0.1)
+        return (self.query(x) * self.key(x.flip(0))).sum(1).square().mean()
+
+
+def test_a_frozen_parameter_the_forward_writes_is_updated_as_state() -> None:
+    """torch's joint export refuses to mutate a parameter input even when it is frozen; the step keeps
+    such a parameter as a buffer the forward writes (`frozen_writes_as_buffers`): the trained layer's
+    updates and the EMA'd copy both follow eager over two SGD steps."""
+    torch.manual_seed(0)
+    model = MomentumEncoder()
+    reference = copy.deepcopy(model)
+    batches = [(torch.randn(5, 4),) for _ in range(2)]
+    program = rducc.compile_training(model, batches[0], optimizer=torch.optim.SGD(model.parameters(), lr=0.1),
+                                     opt_level=0)
+    assert_sgd_steps_match(program, reference, batches, lr=0.1)
+    state = program.parameters()
+    torch.testing.assert_close(state["key.weight"], reference.key.weight.detach(), rtol=1e-5, atol=1e-6)
+
+
+class Covariances(nn.Module):
+    """torch.cov of a layer's features (rows variables), plain and with frequency and analytic weights."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.layer = nn.Linear(4, 3)
+        self.register_buffer("counts", torch.tensor([1, 2, 1, 3, 1]))
+        self.register_buffer("weights", torch.tensor([0.5, 1.0, 2.0, 1.0, 0.25]))
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        f = self.layer(x).t()
+        return torch.cov(f).square().sum() + torch.cov(f, correction=2, fweights=self.counts,
+                                                       aweights=self.weights).square().sum()
+
+
+def test_torch_cov_exports_and_trains_as_eager() -> None:
+    """torch.cov's C++ composite checks its degrees of freedom on a tensor's value, which torch.export
+    refused ("aten.equal.default"); rducc's decomposition (`torch_corrections.cov`) traces, and the
+    step's loss and gradients are eager's."""
+    torch.manual_seed(0)
+    model = Covariances()
+    reference = copy.deepcopy(model)
+    x = torch.randn(5, 4)
+    expected = reference(x)
+    expected.backward()
+    loss, *gradients = rducc.compile_training(model, (x,), optimizer=None, opt_level=0).step(x)
+    torch.testing.assert_close(torch.as_tensor(loss), expected.detach())
+    for gradient, (name, parameter) in zip(gradients, reference.named_parameters(), strict=True):
+        torch.testing.assert_close(torch.as_tensor(gradient), parameter.grad, rtol=1e-5, atol=1e-6, msg=name)
