@@ -337,12 +337,17 @@ def frozen_writes_as_buffers(ep: torch.export.ExportedProgram) -> torch.export.E
     """`ep` with each frozen parameter (requires_grad=False) that the forward writes in place (MoCo's
     momentum encoder moved toward the trained one, an EMA of weights) relabeled a persistent buffer:
     program state the step updates in place, as a buffer the forward writes. torch's joint export
-    refuses to mutate any parameter input, frozen or not."""
+    refuses to mutate any parameter input, frozen or not. The caller's `ep` is left as it was."""
+    from torch.export.experimental import _copy_graph_module_and_signature
+
     frozen = {name for _, name, tensor in _parameter_writes(ep) if not tensor.requires_grad}
-    for spec in ep.graph_signature.input_specs:
+    if not frozen:
+        return ep
+    graph_module, signature = _copy_graph_module_and_signature(ep)
+    for spec in signature.input_specs:
         if spec.kind == InputKind.PARAMETER and spec.target in frozen:
             spec.kind, spec.persistent = InputKind.BUFFER, True
-    return ep
+    return ep._update(graph_module, signature)
 
 
 def check_no_parameter_writes(ep: torch.export.ExportedProgram) -> None:

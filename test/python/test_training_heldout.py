@@ -411,6 +411,21 @@ def test_a_frozen_parameter_the_forward_writes_is_updated_as_state() -> None:
     torch.testing.assert_close(state["key.weight"], reference.key.weight.detach(), rtol=1e-5, atol=1e-6)
 
 
+def test_relabeling_a_frozen_written_parameter_leaves_the_callers_program_as_it_was() -> None:
+    """`frozen_writes_as_buffers` relabels the written frozen parameters in a copy: an ExportedProgram the
+    user passes to `rducc.compile_training` keeps its own signature (parameters stay parameters)."""
+    from torch.export.graph_signature import InputKind
+
+    from rducc.training.compile import frozen_writes_as_buffers
+
+    ep = torch.export.export(MomentumEncoder(), (torch.randn(5, 4),))
+    kinds = {spec.target: spec.kind for spec in ep.graph_signature.input_specs}
+    relabeled = {spec.target: spec.kind for spec in frozen_writes_as_buffers(ep).graph_signature.input_specs}
+    assert {spec.target: spec.kind for spec in ep.graph_signature.input_specs} == kinds
+    assert kinds["key.weight"] == InputKind.PARAMETER and relabeled["key.weight"] == InputKind.BUFFER
+    assert relabeled["query.weight"] == InputKind.PARAMETER
+
+
 class Covariances(nn.Module):
     """torch.cov of a layer's features (rows variables), plain and with frequency and analytic weights."""
 
