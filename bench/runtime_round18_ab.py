@@ -45,7 +45,7 @@ import argparse
 import contextlib
 import logging
 import os
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping
 from functools import partial
 
 import numpy as np
@@ -136,8 +136,9 @@ def timing_cells(eager: Callable[[], object], call_before: Callable[[], object],
             f"| {least[0] * 1e3:.2f} -> {least[1] * 1e3:.2f}")
 
 
-def main(changes: dict[str, Change] = CHANGES, doc: str = __doc__) -> None:
-    """The A/B of one of `changes` (round 19's reuses it)."""
+def arguments(changes: Mapping[str, object], doc: str) -> argparse.Namespace:
+    """An A/B's command line (`--change` one of `changes`, the rounds after this one reuse it), its
+    first line printed."""
     parser = argparse.ArgumentParser(description=doc.splitlines()[0])
     parser.add_argument("--change", choices=sorted(changes), required=True)
     parser.add_argument("--only", nargs="+", choices=sorted(FULL_SIZE))
@@ -145,10 +146,16 @@ def main(changes: dict[str, Change] = CHANGES, doc: str = __doc__) -> None:
     parser.add_argument("--calls", type=int, default=9)
     args = parser.parse_args()
     logging.disable(logging.WARNING)
-    undo, at_prepare, changed, model_name = changes[args.change]
-    only = args.only or [model_name]
     print(f"change: {args.change}; OMP_WAIT_POLICY={os.environ.get('OMP_WAIT_POLICY', '(unset)')}; ms: calling "
           "thread's CPU / process CPU / wall\n")
+    return args
+
+
+def main(changes: dict[str, Change] = CHANGES, doc: str = __doc__) -> None:
+    """The A/B of one of `changes` (round 19's reuses it)."""
+    args = arguments(changes, doc)
+    undo, at_prepare, changed, model_name = changes[args.change]
+    only = args.only or [model_name]
     print("| model | threads | eager ms | before ms | after ms | after / before (thread CPU) | (process CPU) "
           "| (wall) | after / eager (thread CPU) | changed steps ms before -> after | off eager before, after |")
     print("| --- " * 11 + "|")

@@ -27,10 +27,7 @@ Run: python bench/runtime_round22_ab.py --change extremes [--only NAME ...] [--t
 
 from __future__ import annotations
 
-import argparse
 import contextlib
-import logging
-import os
 from collections.abc import Callable
 from functools import partial
 
@@ -38,8 +35,7 @@ import numpy as np
 import torch
 from common import Section  # noqa: F401 - sets one BLAS thread before numpy loads
 from runtime_ab import least_steps, outputs, programs, same_bits
-from runtime_round18_ab import timing_cells
-from zoo.models import FULL_SIZE
+from runtime_round18_ab import arguments, timing_cells
 
 import rducc
 from rducc.runtime import map_body
@@ -72,20 +68,6 @@ def numpy_extreme_elements(program: rducc.Program, context: Callable[[], context
                 calls = source.count("np.maximum(") + source.count("np.minimum(")
                 total += calls * int(np.prod(op.results[0].type.get_shape()))
     return total
-
-
-def arguments(changes: dict[str, Change], doc: str) -> argparse.Namespace:
-    """The A/B's command line (`--change` one of `changes`), its first line printed."""
-    parser = argparse.ArgumentParser(description=doc.splitlines()[0])
-    parser.add_argument("--change", choices=sorted(changes), required=True)
-    parser.add_argument("--only", nargs="+", choices=sorted(FULL_SIZE))
-    parser.add_argument("--threads", type=int, nargs="+", default=[1, 2])
-    parser.add_argument("--calls", type=int, default=9)
-    args = parser.parse_args()
-    logging.disable(logging.WARNING)
-    print(f"change: {args.change}; OMP_WAIT_POLICY={os.environ.get('OMP_WAIT_POLICY', '(unset)')}; ms: calling "
-          "thread's CPU / process CPU / wall\n")
-    return args
 
 
 def main() -> None:

@@ -34,8 +34,8 @@ import numpy as np
 import torch
 from common import Section  # noqa: F401 - sets one BLAS thread before numpy loads
 from runtime_ab import least_steps, outputs, programs
-from runtime_round18_ab import timing_cells
-from runtime_round22_ab import Change, _body_step, arguments
+from runtime_round18_ab import arguments, timing_cells
+from runtime_round22_ab import Change, _body_step
 from xdsl.ir import Operation, SSAValue
 
 import rducc
