@@ -27,6 +27,8 @@ import torch
 from common import Section  # noqa: F401 - sets one BLAS thread before numpy loads
 from zoo.models import FULL_SIZE
 
+from xdsl.ir import Operation
+
 import rducc
 from rducc.runtime import interpreter
 
@@ -69,11 +71,12 @@ def around(program: rducc.Program, inputs: tuple, context: Context) -> Callable[
 
 
 def least_steps(programs: list[rducc.Program], inputs: tuple, calls: int, chosen: Callable[[str, str], bool],
-                contexts: Sequence[Context] | None = None) -> list[float]:
+                contexts: Sequence[Context] | None = None,
+                picked: Callable[[Operation], bool] | None = None) -> list[float]:
     """Each program's steps `chosen` picks by step and op name (a step that
-    binds an array of its own is named `fresh_...`): the sum over them of each
-    step's least CPU seconds over `calls` calls, the programs' calls
-    interleaved, each inside its `contexts` entry."""
+    binds an array of its own is named `fresh_...`), or `picked` by op where
+    given: the sum over them of each step's least CPU seconds over `calls`
+    calls, the programs' calls interleaved, each inside its `contexts` entry."""
     least: list[dict[tuple[int, int], float]] = [{} for _ in programs]
     plain = interpreter.run_steps
     for _ in range(calls):
@@ -86,7 +89,7 @@ def least_steps(programs: list[rducc.Program], inputs: tuple, calls: int, chosen
                     start = time.thread_time()
                     step(env, context)
                     spent = time.thread_time() - start
-                    if chosen(getattr(step, "__name__", ""), op.name):
+                    if picked(op) if picked is not None else chosen(getattr(step, "__name__", ""), op.name):
                         key = (id(op), runs.setdefault(id(op), 0))
                         runs[id(op)] += 1
                         seen[key] = min(seen.get(key, spent), spent)

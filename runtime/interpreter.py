@@ -133,6 +133,7 @@ from rducc.dialects.tier import (
 from rducc.dialects.unchanged import unchanged
 from rducc.errors import RduccError
 from rducc.runtime import kernels
+from rducc.runtime.constant_values import ConstantSteps, rolled_gather
 from rducc.runtime.context import RunContext, RunCounter
 from rducc.runtime.dtypes import element_dtype, tensor_signature
 from rducc.runtime.elementwise import assign
@@ -812,6 +813,7 @@ class PlacedProgram(Runner):
         saves = attention.saves_at()
         folded = set(folds.at_add.values())
         product_of = {add: matmul for matmul, add in folds.at_product.items()}
+        constants = ConstantSteps(block)  # values of constants and shapes alone, computed once
         for body_op in list(block.ops)[:-1]:
             where = f'{describe_op(body_op)} in tier.compute "{name}"'
             if len(body_op.results) != 1 or not isinstance(body_op.results[0].type, TensorType):
@@ -826,6 +828,8 @@ class PlacedProgram(Runner):
                 viewed = self._table.alias(result, self._table.fresh())
                 steps = _view_steps(view_of(body_op), self._table.use(layout.source[body_op]), viewed,
                                     tensor_signature(result.type), body_op)
+                if constants.is_constant(body_op):  # dropped where nothing needs it
+                    steps = (constants.note(body_op, steps[0], viewed, False, later, len(later)), steps[1])
                 first.append((steps[0], body_op))
                 later.append((steps[1], body_op))
                 continue
@@ -890,8 +894,16 @@ class PlacedProgram(Runner):
                 # into a new array in its permuted operand's memory order (rducc.runtime.ordered_maps)
                 checked = ordered(into_of(kernel), checked, operands, dest, *tensor_signature(result.type),
                                   later, len(later))
+            if constants.is_constant(body_op):  # computed once (rducc.runtime.constant_values)
+                bindable = own_bytes and _read_by_slot(result, views) and _sound(op, verdicts)
+                checked = constants.note(body_op, checked, dest, bindable, later, len(later))
+            elif isinstance(body_op, rdu.GatherOp) and len(body_op.indices) == 1 \
+                    and body_op.indices[0] in constants.constant:  # a roll: two slice copies
+                checked = rolled_gather(checked, *operands, dest, body_op.dim.value.data, body_op.wraps is not None,
+                                        body_op, later, len(later))
             first.append((checked, body_op))
             later.append((step, body_op))
+        constants.decide()
         # yields not computed in place: block arguments, a value yielded twice
         copies = [
             (self._table.use(value), out_slots[index])
