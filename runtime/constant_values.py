@@ -16,14 +16,17 @@ Each constant op whose step computes its value (the interpreter's plain
 kernel step, or a layout op's view) is a candidate. After a compute's
 first run, which runs every step as before:
 
-- a candidate whose readers are all candidates that no longer run needs no
-  step (`DROP`);
-- one that some other step reads, in its own arena bytes, read through its
-  slot alone in a compute whose placement verifies (the conditions under
-  which the interpreter binds a fused step's own array) and of at most
-  `CACHED_BYTES`, is a copy of its first run's value kept by the program,
-  bound to its slot every run (`BIND`): no arena byte is read in its place;
-- any other runs its step as before (`RUN`).
+- a candidate whose readers are all candidates that no longer run their
+  kernel needs no step (`DROP`);
+- one that some other step reads, of at most `CACHED_BYTES`, is a copy of
+  its first run's value that the program keeps: bound to its slot every run
+  (`BIND`) where the value has its own arena bytes, read through its slot
+  alone, in a compute whose placement verifies (the conditions under which
+  the interpreter binds a fused step's own array), else copied into the
+  array its step writes, at its step (`COPY`: a reshape reading its arena
+  bytes, an output buffer);
+- any other (a layout op's view; a value whose step binds an array of its
+  own, a larger one) runs its step as before (`RUN`).
 
 A gather whose one index is constant reads the same rows every run. Where
 its first run's indices are a rotated range (`(a + arange(m)) % n`: a
@@ -63,7 +66,12 @@ class State(Enum):
 
     DROP = "drop"
     BIND = "bind"
+    COPY = "copy"
     RUN = "run"
+
+
+_KEPT = (State.DROP, State.BIND, State.COPY)
+"""The states in which a candidate reads no operand on later runs."""
 
 
 def constant_values(block: Block) -> set[SSAValue]:
@@ -85,21 +93,22 @@ class ConstantSteps:
 
     def __init__(self, block: Block) -> None:
         self.constant = constant_values(block)
-        self._bindable: dict[Operation, bool] = {}
+        self._kept: dict[Operation, State] = {}  # candidate -> its state where some other step reads it
         self.states: dict[Operation, State] = {}
 
     def is_constant(self, op: Operation) -> bool:
         """Whether `op` computes a constant value."""
         return len(op.results) == 1 and op.results[0] in self.constant
 
-    def note(self, op: Operation, checked: Step, dest: int, bindable: bool,
+    def note(self, op: Operation, checked: Step, dest: int, bindable: bool | None,
              later: list[tuple[Step, Operation]], index: int) -> Step:
         """The first-run step of a candidate `op` (its step `checked`, its
         later one `later[index]`), computing into the slot `dest`; `bindable`:
-        its own arena bytes, read through its slot alone, a sound placement."""
+        its own arena bytes, read through its slot alone, a sound placement
+        (None: a layout op's view, which is never kept)."""
         shape, dtype = tensor_signature(op.results[0].type)
-        nbytes = int(np.prod(shape, dtype=np.int64)) * dtype.itemsize
-        self._bindable[op] = bindable and nbytes <= CACHED_BYTES
+        small = int(np.prod(shape, dtype=np.int64)) * dtype.itemsize <= CACHED_BYTES
+        self._kept[op] = State.RUN if bindable is None or not small else State.BIND if bindable else State.COPY
 
         def first_constant(env: Env, context: RunContext) -> None:
             checked(env, context)
@@ -110,20 +119,19 @@ class ConstantSteps:
                 kept = np.array(env[dest], order="K")  # a copy of its own, in the value's memory order
                 env[dest] = kept
                 later[index] = (_bound(kept, dest), op)
+            elif state is State.COPY:  # (a step binding an array of its own, an ordered map, is bindable)
+                later[index] = (_copied(np.array(env[dest], order="K"), dest), op)
 
         first_constant.__name__ = getattr(checked, "__name__", "first_constant")
         return first_constant
 
     def decide(self) -> None:
         """Each candidate's state, from the last op back: `DROP` where every
-        reader is a candidate that no longer runs, else `BIND` where it may,
-        else `RUN`."""
-        for op in reversed(list(self._bindable)):
+        reader is a candidate that reads no operand on later runs, else the
+        state it may be kept in (`note`)."""
+        for op in reversed(list(self._kept)):
             readers = {use.operation for use in op.results[0].uses}
-            if all(self.states.get(r) in (State.DROP, State.BIND) for r in readers):
-                self.states[op] = State.DROP
-            else:
-                self.states[op] = State.BIND if self._bindable[op] else State.RUN
+            self.states[op] = State.DROP if all(self.states.get(r) in _KEPT for r in readers) else self._kept[op]
 
 
 def _bound(kept: np.ndarray, dest: int) -> Step:
@@ -131,6 +139,13 @@ def _bound(kept: np.ndarray, dest: int) -> Step:
         env[dest] = kept
 
     return constant
+
+
+def _copied(kept: np.ndarray, dest: int) -> Step:
+    def copied_constant(env: Env, context: RunContext) -> None:
+        assign(env[dest], kept)
+
+    return copied_constant
 
 
 def rotated_range(index: np.ndarray, size: int, wraps: bool) -> tuple[int, int] | None:

@@ -829,7 +829,7 @@ class PlacedProgram(Runner):
                 steps = _view_steps(view_of(body_op), self._table.use(layout.source[body_op]), viewed,
                                     tensor_signature(result.type), body_op)
                 if constants.is_constant(body_op):  # dropped where nothing needs it
-                    steps = (constants.note(body_op, steps[0], viewed, False, later, len(later)), steps[1])
+                    steps = (constants.note(body_op, steps[0], viewed, None, later, len(later)), steps[1])
                 first.append((steps[0], body_op))
                 later.append((steps[1], body_op))
                 continue

@@ -80,14 +80,15 @@ def _results(program: rducc.Program, x: torch.Tensor) -> list[np.ndarray]:
 
 def test_constants_run_once_and_rolls_copy_slices(compiled: tuple) -> None:
     """From the second call no iota runs and no gather gathers (the rolls copy
-    slices); the results are the every-op program's bit for bit, call after
+    slices), a constant value read elsewhere is bound or copied; the results are the every-op program's bit for bit, call after
     call, and eager's."""
     model, x, before, after = compiled
     first = _results(after, x)
     later = _steps_of_a_call(after, x)
     assert not [key for key in later if key[1] == "rdu.iota" and key[0] not in ("_noop", "constant")], later
     assert later[("rolled_gather", "rdu.gather")] == 3, later
-    assert later[("constant", "rdu.map")] >= 1, later
+    assert later[("constant", "rdu.map")] >= 1, later  # kept and bound
+    assert later[("copied_constant", "rdu.map")] == 1, later  # `mask * 2`, yielded: kept and copied into its output
     plain_steps = _steps_of_a_call(before, x)
     assert ("rolled_gather", "rdu.gather") not in plain_steps and ("constant", "rdu.map") not in plain_steps
     with torch.no_grad():
