@@ -25,9 +25,8 @@ from contextlib import AbstractContextManager
 import numpy as np
 import torch
 from common import Section  # noqa: F401 - sets one BLAS thread before numpy loads
-from zoo.models import FULL_SIZE
-
 from xdsl.ir import Operation
+from zoo.models import FULL_SIZE
 
 import rducc
 from rducc.runtime import interpreter

@@ -46,8 +46,8 @@ from xdsl.ir import Block, Operation, SSAValue
 
 from rducc.dialects.rdu import dataflow as rdu
 from rducc.runtime.context import RunContext
-from rducc.runtime.elementwise import assign
 from rducc.runtime.dtypes import tensor_signature
+from rducc.runtime.elementwise import assign
 from rducc.runtime.engine import Env, Step
 
 _PURE: tuple[type[Operation], ...] = (

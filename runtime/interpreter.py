@@ -56,6 +56,11 @@ this interpreter runs what the chip would: tier by tier, byte by byte.
   step of ATen's fused scaled dot product attention; an operand whose bytes
   the placement gives to another value before then is copied aside at its
   reader's step (`rducc.runtime.fused_attention`).
+- A body value of constants and shapes alone (iotas and the maps, layout
+  ops and gathers over them: a window mask, a roll's indices) runs on a
+  compute's first run only; a copy of it is bound or copied where other
+  steps read it, and a gather whose constant index is a rotated range (a
+  roll) copies two slices (`rducc.runtime.constant_values`).
 - `tier.view` is the numpy view of a contiguous window of an off-chip
   buffer, reshaped: no copy.
 - `tier.gather`: destination = source[indices...] (dims 0..k-1).

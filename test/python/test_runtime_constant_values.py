@@ -80,8 +80,8 @@ def _results(program: rducc.Program, x: torch.Tensor) -> list[np.ndarray]:
 
 def test_constants_run_once_and_rolls_copy_slices(compiled: tuple) -> None:
     """From the second call no iota runs and no gather gathers (the rolls copy
-    slices), a constant value read elsewhere is bound or copied; the results are the every-op program's bit for bit, call after
-    call, and eager's."""
+    slices), a constant value read elsewhere is bound or copied; the results
+    are the every-op program's bit for bit, call after call, and eager's."""
     model, x, before, after = compiled
     first = _results(after, x)
     later = _steps_of_a_call(after, x)
