@@ -18,9 +18,10 @@ count eager, before and after are timed interleaved
 (`runtime_threads_ab.best_clocks`: least calling-thread CPU, process CPU and
 wall over N rounds), and the changed steps (the constant ops' and the
 gathers with a constant index: each step's least calling-thread CPU over N
-calls, interleaved). Counts, one call: the elements the constant ops'
-steps compute (a bound value's step computes none), and the elements gathered
-into a temporary by a gather step. Run with `OMP_WAIT_POLICY=PASSIVE` on a
+calls, interleaved). Counts, a later call (not the first): the elements the
+constant ops' steps compute (a bound value's step computes none), those they
+copy from a kept value, and the elements gathered into a temporary by a
+gather step. Run with `OMP_WAIT_POLICY=PASSIVE` on a
 loaded machine.
 
 Run: python bench/runtime_round24_ab.py --change constants [--only NAME ...] [--threads N ...] [--calls N]
@@ -79,10 +80,11 @@ def changed_ops(program: rducc.Program) -> tuple[set[Operation], set[Operation]]
 
 
 def element_counts(program: rducc.Program, inputs: tuple, constant_ops: set[Operation], gathers: set[Operation]
-                   ) -> tuple[int, int]:
+                   ) -> tuple[int, int, int]:
     """A later call's (not the first's) elements computed by the constant ops'
-    steps, and gathered into a temporary by the gathers with a constant index."""
-    computed, gathered = [0], [0]
+    steps, copied by them from a kept value, and gathered into a temporary by
+    the gathers with a constant index."""
+    computed, copied, gathered = [0], [0], [0]
     plain = interpreter.run_steps
 
     def counting(steps: list, env: list, context: object, where: str) -> None:
@@ -91,7 +93,8 @@ def element_counts(program: rducc.Program, inputs: tuple, constant_ops: set[Oper
             if op in gathers and name != "rolled_gather":
                 gathered[0] += int(np.prod(op.results[0].type.get_shape()))
             elif op in constant_ops and name not in ("constant", "_noop"):
-                computed[0] += int(np.prod(op.results[0].type.get_shape()))
+                counter = copied if name == "copied_constant" else computed
+                counter[0] += int(np.prod(op.results[0].type.get_shape()))
         plain(steps, env, context, where)
 
     with torch.no_grad():
@@ -102,7 +105,7 @@ def element_counts(program: rducc.Program, inputs: tuple, constant_ops: set[Oper
             program(*inputs)
     finally:
         interpreter.run_steps = plain
-    return computed[0], gathered[0]
+    return computed[0], copied[0], gathered[0]
 
 
 def main() -> None:
@@ -110,16 +113,17 @@ def main() -> None:
     undo, models = CHANGES[args.change]
     print("| model | threads | eager ms | before ms | after ms | after / before (thread CPU) | (process CPU) "
           "| (wall) | after / eager (thread CPU) | changed steps ms before -> after | same bits | off eager "
-          "| constant elements computed before -> after | gathered elements before -> after |")
-    print("| --- " * 14 + "|")
+          "| constant elements computed before -> after | copied from a kept value "
+          "| gathered elements before -> after |")
+    print("| --- " * 15 + "|")
     for name in args.only or models:
         torch.set_num_threads(1)
         model, inputs, before, after = programs(name, undo)
         (constant_b, gathers_b), (constant_a, gathers_a) = changed_ops(before), changed_ops(after)
         ops = constant_b | gathers_b | constant_a | gathers_a
-        computed_b, gathered_b = element_counts(before, inputs, constant_b, gathers_b)
-        computed_a, gathered_a = element_counts(after, inputs, constant_a, gathers_a)
-        counts = f"{computed_b:,} -> {computed_a:,} | {gathered_b:,} -> {gathered_a:,}"
+        computed_b, copied_b, gathered_b = element_counts(before, inputs, constant_b, gathers_b)
+        computed_a, copied_a, gathered_a = element_counts(after, inputs, constant_a, gathers_a)
+        counts = f"{computed_b:,} -> {computed_a:,} | {copied_b:,} -> {copied_a:,} | {gathered_b:,} -> {gathered_a:,}"
         with torch.no_grad():
             expected = outputs(model(*inputs))
             got = outputs(after(*inputs))

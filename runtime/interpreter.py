@@ -904,8 +904,8 @@ class PlacedProgram(Runner):
                 checked = constants.note(body_op, checked, dest, bindable, later, len(later))
             elif isinstance(body_op, rdu.GatherOp) and len(body_op.indices) == 1 \
                     and body_op.indices[0] in constants.constant:  # a roll: two slice copies
-                checked = rolled_gather(checked, *operands, dest, body_op.dim.value.data, body_op.wraps is not None,
-                                        body_op, later, len(later))
+                checked = rolled_gather(checked, operands[0], operands[1], dest, body_op.dim.value.data,
+                                        body_op.wraps is not None, body_op, later, len(later))
             first.append((checked, body_op))
             later.append((step, body_op))
         constants.decide()
