@@ -80,18 +80,29 @@ def main() -> None:
     for name in args.only or models:
         torch.set_num_threads(1)
         model, inputs, before, after = programs(name, undo)
-        counts = f"{numpy_extreme_elements(before, undo):,} -> {numpy_extreme_elements(after, contextlib.nullcontext):,}"
-        with torch.no_grad():
-            expected = outputs(model(*inputs))
-            got = outputs(after(*inputs))
-            off = max(float(np.abs(g - w).max()) for g, w in zip(got, expected, strict=True))
-            for threads in args.threads:
-                torch.set_num_threads(threads)
-                same = same_bits(partial(before, *inputs), partial(after, *inputs))
-                cells = timing_cells(partial(model, *inputs), partial(before, *inputs), partial(after, *inputs),
-                                     partial(least_steps, [before, after], inputs, args.calls, changed), args.calls)
-                print(f"| {name} | {threads} | {cells} | {same} | {off:.1e} | {counts} |", flush=True)
-        torch.set_num_threads(1)
+        plain = numpy_extreme_elements(after, contextlib.nullcontext)
+        counts = f"{numpy_extreme_elements(before, undo):,} -> {plain:,}"
+        same_bits_rows(name, model, inputs, (before, after), args.threads, args.calls, counts,
+                       partial(least_steps, [before, after], inputs, args.calls, changed))
+
+
+def same_bits_rows(name: str, model: torch.nn.Module, inputs: tuple, pair: tuple[rducc.Program, rducc.Program],
+                   thread_counts: list[int], calls: int, counts: str, steps: Callable[[], list[float]]) -> None:
+    """One row per thread count: `timing_cells` (`steps()`: the changed steps' ms),
+    whether before and after give the same bits, after's largest difference
+    from eager, and `counts` (round 24's A/B reuses it)."""
+    before, after = pair
+    with torch.no_grad():
+        expected = outputs(model(*inputs))
+        got = outputs(after(*inputs))
+        off = max(float(np.abs(g - w).max()) for g, w in zip(got, expected, strict=True))
+        for threads in thread_counts:
+            torch.set_num_threads(threads)
+            same = same_bits(partial(before, *inputs), partial(after, *inputs))
+            cells = timing_cells(partial(model, *inputs), partial(before, *inputs), partial(after, *inputs), steps,
+                                 calls)
+            print(f"| {name} | {threads} | {cells} | {same} | {off:.1e} | {counts} |", flush=True)
+    torch.set_num_threads(1)
 
 
 if __name__ == "__main__":

@@ -36,8 +36,9 @@ from functools import partial
 import numpy as np
 import torch
 from common import Section  # noqa: F401 - sets one BLAS thread before numpy loads
-from runtime_ab import least_steps, outputs, programs, same_bits
-from runtime_round18_ab import arguments, timing_cells
+from runtime_ab import least_steps, programs
+from runtime_round18_ab import arguments
+from runtime_round22_ab import same_bits_rows
 from xdsl.ir import Operation
 
 import rducc
@@ -124,19 +125,9 @@ def main() -> None:
         computed_b, copied_b, gathered_b = element_counts(before, inputs, constant_b, gathers_b)
         computed_a, copied_a, gathered_a = element_counts(after, inputs, constant_a, gathers_a)
         counts = f"{computed_b:,} -> {computed_a:,} | {copied_b:,} -> {copied_a:,} | {gathered_b:,} -> {gathered_a:,}"
-        with torch.no_grad():
-            expected = outputs(model(*inputs))
-            got = outputs(after(*inputs))
-            off = max(float(np.abs(g - w).max()) for g, w in zip(got, expected, strict=True))
-            for threads in args.threads:
-                torch.set_num_threads(threads)
-                same = same_bits(partial(before, *inputs), partial(after, *inputs))
-                steps = partial(least_steps, [before, after], inputs, args.calls, lambda step, op: False,
-                                picked=ops.__contains__)
-                cells = timing_cells(partial(model, *inputs), partial(before, *inputs), partial(after, *inputs),
-                                     steps, args.calls)
-                print(f"| {name} | {threads} | {cells} | {same} | {off:.1e} | {counts} |", flush=True)
-        torch.set_num_threads(1)
+        steps = partial(least_steps, [before, after], inputs, args.calls, lambda step, op: False,
+                        picked=ops.__contains__)
+        same_bits_rows(name, model, inputs, (before, after), args.threads, args.calls, counts, steps)
 
 
 if __name__ == "__main__":
