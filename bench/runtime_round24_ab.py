@@ -19,7 +19,8 @@ count eager, before and after are timed interleaved
 wall over N rounds), and the changed steps (the constant ops' and the
 gathers with a constant index: each step's least calling-thread CPU over N
 calls, interleaved). Counts, a later call (not the first): the elements the
-constant ops' steps compute (a bound value's step computes none), those they
+constant ops' steps compute (a bound value's step and a layout op's view
+compute none), those they
 copy from a kept value, and the elements gathered into a temporary by a
 gather step. Run with `OMP_WAIT_POLICY=PASSIVE` on a
 loaded machine.
@@ -93,7 +94,7 @@ def element_counts(program: rducc.Program, inputs: tuple, constant_ops: set[Oper
             name = getattr(step, "__name__", "")
             if op in gathers and name != "rolled_gather":
                 gathered[0] += int(np.prod(op.results[0].type.get_shape()))
-            elif op in constant_ops and name not in ("constant", "_noop"):
+            elif op in constant_ops and name not in ("constant", "_noop", "bind"):  # bind: a layout op's view
                 counter = copied if name == "copied_constant" else computed
                 counter[0] += int(np.prod(op.results[0].type.get_shape()))
         plain(steps, env, context, where)
