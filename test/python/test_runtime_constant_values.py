@@ -2,8 +2,8 @@
 (`rducc.runtime.constant_values`, issue 32): after a compute's first run the
 constant ops no longer run (a value some other op reads is a kept copy,
 bound), a gather whose constant index is a rotated range copies two slices,
-the bits stay those of every op run each call and eager's, and a value of a
-buffer (which the user can change) is never kept."""
+the bits stay eager's, and a value of a buffer (which the user can change)
+is never kept."""
 
 from __future__ import annotations
 
@@ -36,23 +36,13 @@ class _ShiftedWindows(torch.nn.Module):
 
 
 @pytest.fixture(scope="module")
-def compiled() -> Iterator[tuple[torch.nn.Module, torch.Tensor, rducc.Program, rducc.Program]]:
-    """The model, its input, and its program with every op run each call
-    (`constant_values` finding none) and as it is."""
+def compiled() -> Iterator[tuple[torch.nn.Module, torch.Tensor, rducc.Program]]:
+    """The model, its input and its program (one compile for the module's tests)."""
     torch.manual_seed(0)
     model = _ShiftedWindows().eval()
     x = torch.randn(3, 12, 12)
     with torch.no_grad():
-        exported = torch.export.export(model, (x,))
-        plain = constant_values.constant_values
-        constant_values.constant_values = lambda block: set()
-        try:
-            before = rducc.compile(exported, opt_level=2)
-            before(x)  # the steps are made and first run here
-        finally:
-            constant_values.constant_values = plain
-        after = rducc.compile(exported, opt_level=2)
-    yield model, x, before, after
+        yield model, x, rducc.compile(torch.export.export(model, (x,)), opt_level=2)
 
 
 def _steps_of_a_call(program: rducc.Program, x: torch.Tensor) -> Counter[tuple[str, str]]:
@@ -81,23 +71,20 @@ def _results(program: rducc.Program, x: torch.Tensor) -> list[np.ndarray]:
 def test_constants_run_once_and_rolls_copy_slices(compiled: tuple) -> None:
     """From the second call no iota runs and no gather gathers (the rolls copy
     slices), a constant value read elsewhere is bound or copied; the results
-    are the every-op program's bit for bit, call after call, and eager's."""
-    model, x, before, after = compiled
-    first = _results(after, x)
-    later = _steps_of_a_call(after, x)
+    are eager's bit for bit, call after call, at one thread and two."""
+    model, x, program = compiled
+    first = _results(program, x)
+    later = _steps_of_a_call(program, x)
     assert not [key for key in later if key[1] == "rdu.iota" and key[0] not in ("_noop", "constant")], later
     assert later[("rolled_gather", "rdu.gather")] == 3, later
     assert later[("constant", "rdu.map")] >= 1, later  # kept and bound
     assert later[("copied_constant", "rdu.map")] == 1, later  # `mask * 2`, yielded: kept and copied into its output
-    plain_steps = _steps_of_a_call(before, x)
-    assert ("rolled_gather", "rdu.gather") not in plain_steps and ("constant", "rdu.map") not in plain_steps
     with torch.no_grad():
         expected = [t.numpy() for t in model(x)]
     for count in (1, 2):
         torch.set_num_threads(count)
-        for got in (first, _results(after, x), _results(after, x)):
-            for value, old, eager in zip(got, _results(before, x), expected, strict=True):
-                np.testing.assert_array_equal(value, old)
+        for got in (first, _results(program, x), _results(program, x)):
+            for value, eager in zip(got, expected, strict=True):
                 np.testing.assert_array_equal(value, eager)
     torch.set_num_threads(1)
 
@@ -106,7 +93,7 @@ def test_a_buffer_is_not_a_constant(compiled: tuple) -> None:
     """A value of a buffer and an `arange` (rolled: a value other ops read)
     follows the buffer as the user changes it between calls: nothing of it
     is kept."""
-    _, x, _, after = compiled
+    _, x, after = compiled
     _results(after, x)
     (name,) = [n for n in after.weights if "offset" in n]
     after.weights[name] = np.full(12, 5.0, np.float32)
