@@ -474,9 +474,9 @@ def _run_buckets(args: argparse.Namespace, module: ModuleOp, program_path: Path,
     from rducc.shapes import bucket_modules, bucket_name, input_shapes, pick_bucket
     from rducc.shapes.padding import plan_of, validity_inputs
 
-    if args.train or args.plot:
-        raise RduccError(f"{'--train' if args.train else '--plot'} takes a program of one shape; {program_path} "
-                         "holds several (rducc --shapes): cost them with --simulate or --report-json")
+    if args.plot:
+        raise RduccError(f"--plot takes a program of one shape; {program_path} holds several (rducc --shapes): "
+                         "cost them with --simulate or --report-json")
     buckets = bucket_modules(module)
     outputs: list = []
     if args.simulate or args.report_json:
@@ -491,6 +491,12 @@ def _run_buckets(args: argparse.Namespace, module: ModuleOp, program_path: Path,
             write_together(outputs)
             print("\n\n".join(printed))
             return
+    if args.train:  # each batch runs the bucket of its shapes, all on one state
+        from rducc.tools.train_run import run_bucketed_training
+
+        outputs += run_bucketed_training(args, buckets, program_path, weights_path, _npz_writer)
+        write_together(outputs)
+        return
     shapes = [_npy_shape(path) for path in args.input]
     declared = [(values, input_shapes(inner)) for values, inner in buckets]
     call = pick_bucket(declared, shapes, plan_of(module))
