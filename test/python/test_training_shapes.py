@@ -31,22 +31,19 @@ class MLPLoss(nn.Module):
 
 class TinyLM(nn.Module):
     """Token and learned position embeddings (read up to the sequence's length), one
-    causal attention head, a layer-normed MLP and a head; the next token's loss."""
+    causal attention head and a head: the next token's loss."""
 
     def __init__(self, vocab: int = 11, width: int = 8, positions: int = 8) -> None:
         super().__init__()
         self.embed = nn.Embedding(vocab, width)
         self.pos = nn.Parameter(torch.randn(positions, width) * 0.1)
-        self.qkv = nn.Linear(width, 3 * width, bias=False)  # a key bias gets no gradient: no Adam noise to match
-        self.norm = nn.LayerNorm(width)
-        self.mlp = nn.Sequential(nn.Linear(width, 16), nn.GELU(), nn.Linear(16, width))
+        self.qkv = nn.Linear(width, 3 * width, bias=False)
         self.head = nn.Linear(width, vocab)
 
     def forward(self, ids: torch.Tensor, targets: torch.Tensor) -> torch.Tensor:
         h = self.embed(ids) + self.pos[: ids.shape[1]]
         q, k, v = self.qkv(h).chunk(3, -1)
         h = h + nn.functional.scaled_dot_product_attention(q, k, v, is_causal=True)
-        h = h + self.mlp(self.norm(h))
         return nn.functional.cross_entropy(self.head(h).flatten(0, 1), targets.flatten())
 
 
