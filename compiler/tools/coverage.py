@@ -116,9 +116,10 @@ OTHER_GAPS: dict[str, str] = {
         "weights file; each size is checked against the Dims' ranges and torch's recorded guards; `rducc-run` and "
         "`rducc.Program` run the bucket matching the inputs' shapes ([shapes.md](shapes.md)); refused: a dynamic "
         "export without `--shapes` (the error lists its dims and an example `--shapes`), a size outside a Dim's "
-        "range, inputs of a shape no bucket was compiled for, `--shapes` with `--train` (not built yet: a training "
-        "step's optimizer state and updated weights would be shared by the buckets, and `rducc-run --train` runs "
-        "one program; export the training model with static shapes)"
+        "range, inputs of a shape no bucket was compiled for; with `--train` one training step a bucket, all "
+        "sharing one state (parameters, buffers, optimizer state), each batch running the bucket of exactly its "
+        "shapes ([training.md](training.md), \"Several shapes\"; padding a training batch is refused: it would "
+        "change the loss)"
     ),
     "data-dependent sizes": (
         "compiled for the example inputs' values and checked at run time "
