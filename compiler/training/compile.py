@@ -480,7 +480,7 @@ def compile_step(
         raise TrainingError("gradient clipping (max_grad_norm) with dynamic loss scaling is not supported; "
                             "use a static loss_scale")
     if is_dynamic(ep):  # compiled per size (`rducc.training.buckets`)
-        raise TrainingError(dynamic_help(dynamic_dims(ep)))
+        raise TrainingError(dynamic_help(dynamic_dims(ep), "rducc.compile_training"))
     target = load_target(options.target)
     times = options.times
     with times.stage("joint graph"):

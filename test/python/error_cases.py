@@ -583,8 +583,9 @@ CASES: list[ErrorCase] = [
               "--pad-dims with --train: a training step runs the bucket of each batch's exact shapes (padding a "
               "batch would change its loss and gradients); compile every size you train with in --shapes"),
     ErrorCase("training: a dynamic export without --shapes", RDUCC, ("{dynamic_loss}", "--train", *OUT),
-              "the program was exported with dynamic dims: batch (x.0, 0..inf); rducc compiles static shapes, "
-              "one program per size: give the sizes to compile with --shapes batch=1,4"),
+              "the program was exported with dynamic dims: batch (x.0, y.0, 0..inf); rducc compiles static shapes, "
+              "one program per size: give the sizes to compile with --shapes batch=1,4 "
+              "(rducc.compile_training(..., shapes={'batch': [1,4]}))"),
     ErrorCase("rducc-run --train: a batch of a shape no bucket was compiled for", RUN,
               ("{loss_buckets}", "--train", "--data", "{batches_uncovered}", "--output", "out.npz"),
               "batch 1 ('x.1' [4, 8], 'y.1' [4]): no compiled shape takes inputs of shape [4, 8], [4]: the program "
@@ -1460,7 +1461,7 @@ def _training_files(paths: dict[str, Path]) -> None:
                       str(paths["dynamic_loss"]))
     assert cli.main([str(paths["dynamic_loss"]), "--train", "--shapes", "batch=2", "-O0", "-q",
                      "-o", str(paths["loss_buckets"])]) == 0
-    np.savez(paths["batches_uncovered"], **{"x.0": x[0, :2], "y.0": y[0, :2], "x.1": x[:2].reshape(4, 8),
+    np.savez(paths["batches_uncovered"], **{"x.0": x[0, :2], "y.0": y[0, :2], "x.1": x[:2, :2].reshape(4, 8),
                                             "y.1": y[:2, :2].reshape(4)})
     np.savez(paths["batches_gap"], **{"x.0": x[0, :2], "y.0": y[0, :2], "x.2": x[1, :2], "y.2": y[1, :2]})
 
