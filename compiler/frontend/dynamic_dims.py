@@ -191,7 +191,8 @@ def is_dynamic(ep: ExportedProgram) -> bool:
 
 
 def dynamic_help(dims: Sequence[DynamicDim], api: str = "rducc.compile") -> str:
-    """What to say about a dynamic export: its dims and how to compile it (`api`: the Python call that takes shapes=)."""
+    """What to say about a dynamic export: its dims and how to compile it (`api`: the
+    Python call that takes `shapes=`)."""
     listed = ", ".join(dim.describe() for dim in dims)
     example = " ".join(f"{dim.name}={_example_sizes(dim)}" for dim in dims)
     python = ", ".join(f"'{dim.name}': [{_example_sizes(dim)}]" for dim in dims)

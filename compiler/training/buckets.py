@@ -122,26 +122,27 @@ def wrapper_dynamic_shapes(dynamic_shapes: Any, arg_names: list[str], inputs: tu
         positional = list(dynamic_shapes)
     elif isinstance(dynamic_shapes, dict):
         positional = [None] * len(inputs)
-        for key, spec in dynamic_shapes.items():
+        for key, dims in dynamic_shapes.items():
             if key in named:
-                keywords[key] = spec
+                keywords[key] = dims
             elif key in arg_names[:len(inputs)]:
-                positional[arg_names.index(key)] = spec
+                positional[arg_names.index(key)] = dims
             else:
                 raise RduccError(f"dynamic_shapes names '{key}', which is no input the model's forward takes "
                                  f"({', '.join(arg_names[:len(inputs)] + list(named)) or 'none'}); with a loss_fn "
                                  "give a tuple, one entry per input, the target last")
     else:
-        raise RduccError(f"dynamic_shapes must be a tuple or a dict (torch.export's), not {type(dynamic_shapes).__name__}")
+        raise RduccError("dynamic_shapes must be a tuple or a dict (torch.export's), "
+                         f"not {type(dynamic_shapes).__name__}")
     if len(positional) != len(inputs):
         raise RduccError(f"dynamic_shapes has {len(positional)} entries for {len(inputs)} positional inputs "
                          "(one each, the loss target included)")
-    spec: dict[str, Any] = {}
+    wrapped: dict[str, Any] = {}
     if inputs:
-        spec["inputs"] = tuple(positional)
+        wrapped["inputs"] = tuple(positional)
     if named:
-        spec["named"] = {key: keywords.get(key) for key in named}
-    return spec
+        wrapped["named"] = {key: keywords.get(key) for key in named}
+    return wrapped
 
 
 __all__ = ["ExportBucket", "Exported", "GroupsOf", "StepBuckets", "bucket_example", "compile_step_buckets",

@@ -682,7 +682,7 @@ class BucketedTrainingProgram(TrainingProgram):
     def mlir(self) -> str:
         return self._buckets.mlir
 
-    def simulate(self) -> dict[str, Any]:  # type: ignore[override]
+    def simulate(self) -> dict[str, Any]:
         """Each bucket's cost report of one step, by its label (`batch=2 seq=16`), from shapes alone."""
         return self._buckets.simulate()
 
