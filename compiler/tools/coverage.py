@@ -114,12 +114,12 @@ OTHER_GAPS: dict[str, str] = {
         "a program exported with `dynamic_shapes` (Dims with min/max, derived dims such as `2*seq`) is compiled "
         "once per combination of `--shapes` sizes (`rducc.compile(..., shapes=...)`) into one module sharing one "
         "weights file; each size is checked against the Dims' ranges and torch's recorded guards; `rducc-run` and "
-        "`rducc.Program` run the bucket matching the inputs' shapes ([shapes.md](shapes.md)); refused: a dynamic "
-        "export without `--shapes` (the error lists its dims and an example `--shapes`), a size outside a Dim's "
-        "range, inputs of a shape no bucket was compiled for; with `--train` one training step a bucket, all "
-        "sharing one state (parameters, buffers, optimizer state), each batch running the bucket of exactly its "
-        "shapes ([training.md](training.md), \"Several shapes\"; padding a training batch is refused: it would "
-        "change the loss)"
+        "`rducc.Program` run the bucket matching the inputs' shapes ([shapes.md](shapes.md)); with `--train` "
+        "(`rducc.compile_training(..., shapes=...)`) one training step a bucket, all sharing one state (parameters, "
+        "buffers, optimizer state), each batch running the bucket of exactly its shapes ([training.md](training.md), "
+        "\"Several shapes\"); refused: a dynamic export without `--shapes` (the error lists its dims and an example "
+        "`--shapes`), a size outside a Dim's range, inputs of a shape no bucket was compiled for, a training batch "
+        "padded up to a larger bucket (it would change the loss and its gradients)"
     ),
     "data-dependent sizes": (
         "compiled for the example inputs' values and checked at run time "
