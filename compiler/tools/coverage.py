@@ -181,7 +181,11 @@ OTHER_GAPS: dict[str, str] = {
         "(`torch.full`, `full_like`, `new_full`, `torch.tensor(a)`) its tensor cast and expanded, a Scalar of an op "
         "with no Tensor twin (`leaky_relu`, `elu`, `softplus`, `celu`, `threshold`, `hardshrink`) through torch's "
         "decomposition of the op; refused: a number such a decomposition computes with in Python or branches on "
-        "(the error names the op), `int(tensor)` (torch.export refuses it)"
+        "(the error names the op), `int(tensor)` (torch.export refuses it), and a number passed to a function whose "
+        "Python code tests it before any op runs (`F.hardtanh`'s min <= max, `F.softshrink`'s lambd >= 0, "
+        "`F.rrelu`, `torch.nan_to_num`): torch.export refuses it before rducc sees a graph; rducc's error names "
+        "the user's line and the tensor form that exports (`torch.clamp(x, low, high)` with tensor bounds, "
+        "`torch.where`)"
     ),
 }
 """Gaps that are not one missing overload."""
