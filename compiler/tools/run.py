@@ -95,7 +95,9 @@ def build_parser() -> argparse.ArgumentParser:
     training.add_argument("--train", action="store_true",
                           help="train: run the step on every batch of --data, printing each step's loss")
     training.add_argument("--data", metavar="FILE.npz",
-                          help="the batches: one array per input, named by its label, shape [BATCHES, *input]")
+                          help="the batches: one array per input, named by its label, shape [BATCHES, *input]; "
+                          "for a step compiled for several shapes (rducc --train --shapes) also one array per "
+                          "input and batch, LABEL.K (K = 0, 1, ...), each at its batch's own shape")
     training.add_argument("--steps", type=int, metavar="N", help="steps to run (default: one per batch; "
                           "batches repeat when N is larger)")
     training.add_argument("--save-weights", metavar="FILE", help="write the trained parameters and optimizer "
