@@ -21,10 +21,10 @@ if TYPE_CHECKING:
     from rducc.frontend.empty_weights import empty_weights
     from rducc.generation import Generation, Generator, generate
     from rducc.program import BucketedProgram, Program, compile
-    from rducc.training import TrainingProgram, compile_training
+    from rducc.training import BucketedTrainingProgram, TrainingProgram, compile_training
 
-__all__ = ["BucketedProgram", "Generation", "Generator", "Program", "TrainingProgram", "api", "compile",
-           "compile_training", "empty_weights", "generate", "__version__"]
+__all__ = ["BucketedProgram", "BucketedTrainingProgram", "Generation", "Generator", "Program", "TrainingProgram",
+           "api", "compile", "compile_training", "empty_weights", "generate", "__version__"]
 
 
 def __getattr__(name: str) -> Any:
@@ -32,7 +32,7 @@ def __getattr__(name: str) -> Any:
         from rducc import program
 
         return getattr(program, name)
-    if name in ("compile_training", "TrainingProgram"):
+    if name in ("compile_training", "TrainingProgram", "BucketedTrainingProgram"):
         from rducc import training
 
         return getattr(training, name)

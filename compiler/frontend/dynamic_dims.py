@@ -190,14 +190,15 @@ def is_dynamic(ep: ExportedProgram) -> bool:
     return any(not isinstance(s, int) for shape in user_input_shapes(ep) for s in shape.sizes)
 
 
-def dynamic_help(dims: Sequence[DynamicDim]) -> str:
-    """What to say about a dynamic export: its dims and how to compile it."""
+def dynamic_help(dims: Sequence[DynamicDim], api: str = "rducc.compile") -> str:
+    """What to say about a dynamic export: its dims and how to compile it (`api`: the
+    Python call that takes `shapes=`)."""
     listed = ", ".join(dim.describe() for dim in dims)
     example = " ".join(f"{dim.name}={_example_sizes(dim)}" for dim in dims)
     python = ", ".join(f"'{dim.name}': [{_example_sizes(dim)}]" for dim in dims)
     return (f"the program was exported with dynamic dims: {listed}; rducc compiles static shapes, one "
             f"program per size: give the sizes to compile with --shapes {example} "
-            f"(rducc.compile(..., shapes={{{python}}}))")
+            f"({api}(..., shapes={{{python}}}))")
 
 
 def _example_sizes(dim: DynamicDim) -> str:

@@ -465,13 +465,30 @@ def export_model(model: torch.nn.Module, example_inputs: tuple, grad: bool = Fal
             first = str(error).strip().splitlines()[0]
             raise RduccError(
                 f"torch.export cannot export the model: a shape or a branch depends on the tensors' values"
-                f"{_user_frame(error)} ({first}); rducc compiles static shapes only"
+                f"{_user_frame(error)} ({first}); rducc compiles static shapes only{_item_number_hint(first)}"
             ) from None
         except Exception as error:  # torch raises many kinds: say it was the export
             text = str(error).strip()
             first = text.splitlines()[0] if text else type(error).__name__
             _refuse_gradient_in_forward(text, model, example_inputs, kwargs, grad, dynamic_shapes)
             raise RduccError(f"torch.export cannot export the model{_user_frame(error)}: {first}") from error
+
+
+_ITEM_FLOAT = re.compile(r"\bzuf\d+\b")
+"""How torch.export names a float read from a tensor by `.item()` (an unbacked float symbol)."""
+
+
+def _item_number_hint(guard: str) -> str:
+    """What to write instead when the refused check is on a float read by `.item()`:
+    the function it was passed to tests the Python number (F.hardtanh's min_val <= max_val,
+    F.softshrink's lambd >= 0, F.rrelu's and torch.nan_to_num's arguments), which torch.export
+    cannot do for a value it does not know; the same computation on the tensor exports."""
+    if not _ITEM_FLOAT.search(guard):
+        return ""
+    return ("; the check is on a float read from a tensor by .item(), which the function it is passed to "
+            "tests in Python (F.hardtanh, F.softshrink, F.rrelu, torch.nan_to_num do): pass the tensor itself "
+            "to tensor ops instead (torch.clamp(x, low, high) with tensor bounds for hardtanh, torch.where for "
+            "softshrink, rrelu's mean slope and nan_to_num)")
 
 
 def _refuse_gradient_in_forward(text: str, model: torch.nn.Module, example_inputs: tuple, kwargs: dict | None,

@@ -21,7 +21,7 @@ import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import Any
+from typing import Any, Generic, Protocol, TypeVar
 
 import torch
 from xdsl.dialects.builtin import ModuleOp, StringAttr
@@ -52,14 +52,28 @@ ShapesSpec = Mapping[str, Sequence[int] | int]
 """{dim name: sizes}: `{"batch": [1, 4], "seq": [128, 512]}` (the CLI's `--shapes batch=1,4 seq=128,512`)."""
 
 
+class Compiled(Protocol):
+    """What a bucket's compile gives: its placed module and its weights by global name
+    (a `CompileResult`; a training step's `rducc.training.compile.TrainingStep`)."""
+
+    @property
+    def module(self) -> ModuleOp: ...
+
+    @property
+    def weights(self) -> dict[str, torch.Tensor]: ...
+
+
+Result = TypeVar("Result", bound=Compiled)
+
+
 @dataclass
-class Bucket:
+class Bucket(Generic[Result]):
     """One compiled size of each dynamic dim."""
 
     values: dict[str, int]
     name: str
     """The nested module's symbol, `forward__batch1_seq128`."""
-    result: CompileResult
+    result: Result
 
 
 @dataclass
@@ -67,7 +81,7 @@ class BucketsResult:
     """Every bucket compiled, the one module holding them all and the shared weights."""
 
     module: ModuleOp
-    buckets: list[Bucket]
+    buckets: list[Bucket[CompileResult]]
     weights: dict[str, torch.Tensor]
     dims: list[DynamicDim]
     padding: PadPlan
@@ -105,13 +119,7 @@ def compile_buckets(
     if isinstance(source, str | Path):
         with times.stage("load"):
             source = load_exported_program(source)
-    dims = dynamic_dims(source)
-    if not dims:
-        raise RduccError("shapes: the program has static shapes (it was exported without dynamic_shapes); "
-                         "compile it without --shapes")
-    combos = buckets_of(dims, _sizes(shapes))
-    for values in combos:
-        check_bucket(source, dims, values)
+    dims, combos = planned_buckets(source, shapes)
     with times.stage("padding"):
         plan = padding_plan(source, dims, pad_dims)
     target = load_target(options.target)
@@ -130,7 +138,21 @@ def compile_buckets(
     return BucketsResult(module, buckets, weights, dims, plan)
 
 
-def shared_weights(buckets: Sequence[Bucket]) -> dict[str, torch.Tensor]:
+def planned_buckets(source: torch.export.ExportedProgram,
+                    shapes: ShapesSpec) -> tuple[list[DynamicDim], list[dict[str, int]]]:
+    """The program's dynamic dims and every combination of `shapes`' sizes, each
+    checked against the ranges and guards torch recorded, before any is compiled."""
+    dims = dynamic_dims(source)
+    if not dims:
+        raise RduccError("shapes: the program has static shapes (it was exported without dynamic_shapes); "
+                         "compile it without --shapes")
+    combos = buckets_of(dims, _sizes(shapes))
+    for values in combos:
+        check_bucket(source, dims, values)
+    return dims, combos
+
+
+def shared_weights(buckets: Sequence[Bucket[Any]]) -> dict[str, torch.Tensor]:
     """The weights of every bucket, each once: the same name must be the same tensor."""
     weights: dict[str, torch.Tensor] = {}
     for bucket in buckets:
@@ -153,7 +175,7 @@ def _same(a: torch.Tensor, b: torch.Tensor) -> bool:
     return bool(torch.equal(a, b))
 
 
-def bundle(buckets: Sequence[Bucket]) -> ModuleOp:
+def bundle(buckets: Sequence[Bucket[Any]]) -> ModuleOp:
     """One module holding each bucket's module, named and marked with its sizes;
     the outer module carries the level and the target they share."""
     first = buckets[0].result.module
@@ -229,6 +251,7 @@ def pick_bucket(
 __all__ = [
     "Bucket",
     "BucketsResult",
+    "Compiled",
     "ShapesSpec",
     "bucket_modules",
     "bucket_name",
@@ -237,5 +260,6 @@ __all__ = [
     "input_shapes",
     "is_bucketed",
     "pick_bucket",
+    "planned_buckets",
     "shared_weights",
 ]

@@ -146,7 +146,8 @@ def build_parser() -> argparse.ArgumentParser:
         "--shapes", nargs="+", metavar="NAME=SIZES", default=None,
         help="a model exported with dynamic_shapes: compile one program per combination of these sizes "
         "of its dynamic dims (batch=1,4 seq=128,512: four programs) into one output sharing one weights "
-        "file; rducc-run and rducc.Program run the one matching the inputs (docs/shapes.md)",
+        "file; rducc-run and rducc.Program run the one matching the inputs (docs/shapes.md); with --train "
+        "one training step per combination, all sharing one state (docs/training.md)",
     )
     parser.add_argument(
         "--pad-dims", nargs="+", metavar="NAME", default=None,
@@ -308,18 +309,29 @@ def _compile_training(args: argparse.Namespace, options):
     if args.mixed_precision is not None and args.mixed_precision not in MIXED_PRECISION:
         raise RduccError(f"--mixed-precision {args.mixed_precision} is not supported; rducc compiles "
                          f"{', '.join(MIXED_PRECISION)} (autocast with float32 master weights)")
-    with options.times.stage("load"):
-        program = load_exported_program(args.input)
-        program = export_for_training(program, None, None, args.mixed_precision, static, dynamic,
-                                      args.microbatches or 1)[0]
     if name.lower() == "none":
         if settings:
             raise RduccError("--optimizer none takes no optimizer options")
         if dynamic is not None:
             raise RduccError("--loss-scale dynamic needs an optimizer (it skips the update on an overflow)")
-        return compile_step(program, None, options, static, clip=clip, microbatches=args.microbatches or 1)
-    return compile_step(program, single_group(named_optimizer(name, settings), program), options, static, dynamic,
-                        clip, args.microbatches or 1)
+    microbatches = args.microbatches or 1
+
+    def groups(program):
+        return None if name.lower() == "none" else single_group(named_optimizer(name, settings), program)
+
+    with options.times.stage("load"):
+        program = load_exported_program(args.input)
+    if args.shapes is not None:  # one step per bucket, sharing one state (rducc.training.buckets)
+        from rducc.frontend.dynamic_dims import parse_shapes_flags
+        from rducc.training.buckets import compile_step_buckets
+        from rducc.training.program import bucket_exporter
+
+        return compile_step_buckets(program, parse_shapes_flags(args.shapes),
+                                    bucket_exporter(program, None, args.mixed_precision, static, dynamic, microbatches),
+                                    lambda ep, _: groups(ep), options, static, dynamic, clip, microbatches)
+    with options.times.stage("load"):
+        program = export_for_training(program, None, None, args.mixed_precision, static, dynamic, microbatches)[0]
+    return compile_step(program, groups(program), options, static, dynamic, clip, microbatches)
 
 
 def _weights_path(args: argparse.Namespace, has_weights: bool) -> Path | None:
@@ -446,9 +458,10 @@ def _check_shapes_flags(args: argparse.Namespace) -> None:
         if args.pad_dims is not None:
             raise RduccError("--pad-dims pads an input up to a larger shape bucket: it needs --shapes")
         return
-    if args.train:
-        raise RduccError("--shapes compiles inference programs; a training step (--train) needs static shapes: "
-                         "export the model without dynamic_shapes")
+    if args.train and args.pad_dims is not None:
+        raise RduccError("--pad-dims with --train: a training step runs the bucket of each batch's exact shapes "
+                         "(padding a batch would change its loss and gradients); compile every size you train "
+                         "with in --shapes")
     if args.plot:
         raise RduccError("--plot draws one program; with --shapes, cost each bucket with --report or "
                          "--report-json (or rducc-run --simulate)")
@@ -596,10 +609,10 @@ def _run(args: argparse.Namespace) -> None:
         host_ops=not args.no_host_ops, capacity=args.capacity,
     )
     try:
-        if args.shapes is not None:
-            result = _compile_shapes(args, options)
+        if args.train:
+            result = _compile_training(args, options)
         else:
-            result = _compile_training(args, options) if args.train else compile_module(args.input, options)
+            result = _compile_shapes(args, options) if args.shapes is not None else compile_module(args.input, options)
         module, weights = result.module, result.weights
         _check_level_for_report(module, args)
         weights_path = _weights_path(args, bool(weights))

@@ -114,11 +114,12 @@ OTHER_GAPS: dict[str, str] = {
         "a program exported with `dynamic_shapes` (Dims with min/max, derived dims such as `2*seq`) is compiled "
         "once per combination of `--shapes` sizes (`rducc.compile(..., shapes=...)`) into one module sharing one "
         "weights file; each size is checked against the Dims' ranges and torch's recorded guards; `rducc-run` and "
-        "`rducc.Program` run the bucket matching the inputs' shapes ([shapes.md](shapes.md)); refused: a dynamic "
-        "export without `--shapes` (the error lists its dims and an example `--shapes`), a size outside a Dim's "
-        "range, inputs of a shape no bucket was compiled for, `--shapes` with `--train` (not built yet: a training "
-        "step's optimizer state and updated weights would be shared by the buckets, and `rducc-run --train` runs "
-        "one program; export the training model with static shapes)"
+        "`rducc.Program` run the bucket matching the inputs' shapes ([shapes.md](shapes.md)); with `--train` "
+        "(`rducc.compile_training(..., shapes=...)`) one training step a bucket, all sharing one state (parameters, "
+        "buffers, optimizer state), each batch running the bucket of exactly its shapes ([training.md](training.md), "
+        "\"Several shapes\"); refused: a dynamic export without `--shapes` (the error lists its dims and an example "
+        "`--shapes`), a size outside a Dim's range, inputs of a shape no bucket was compiled for, a training batch "
+        "padded up to a larger bucket (it would change the loss and its gradients)"
     ),
     "data-dependent sizes": (
         "compiled for the example inputs' values and checked at run time "
@@ -180,7 +181,11 @@ OTHER_GAPS: dict[str, str] = {
         "(`torch.full`, `full_like`, `new_full`, `torch.tensor(a)`) its tensor cast and expanded, a Scalar of an op "
         "with no Tensor twin (`leaky_relu`, `elu`, `softplus`, `celu`, `threshold`, `hardshrink`) through torch's "
         "decomposition of the op; refused: a number such a decomposition computes with in Python or branches on "
-        "(the error names the op), `int(tensor)` (torch.export refuses it)"
+        "(the error names the op), `int(tensor)` (torch.export refuses it), and a number passed to a function whose "
+        "Python code tests it before any op runs (`F.hardtanh`'s min <= max, `F.softshrink`'s lambd >= 0, "
+        "`F.rrelu`, `torch.nan_to_num`): torch.export refuses it before rducc sees a graph; rducc's error names "
+        "the user's line and the tensor form that exports (`torch.clamp(x, low, high)` with tensor bounds, "
+        "`torch.where`)"
     ),
 }
 """Gaps that are not one missing overload."""

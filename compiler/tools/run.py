@@ -95,7 +95,9 @@ def build_parser() -> argparse.ArgumentParser:
     training.add_argument("--train", action="store_true",
                           help="train: run the step on every batch of --data, printing each step's loss")
     training.add_argument("--data", metavar="FILE.npz",
-                          help="the batches: one array per input, named by its label, shape [BATCHES, *input]")
+                          help="the batches: one array per input, named by its label, shape [BATCHES, *input]; "
+                          "for a step compiled for several shapes (rducc --train --shapes) also one array per "
+                          "input and batch, LABEL.K (K = 0, 1, ...), each at its batch's own shape")
     training.add_argument("--steps", type=int, metavar="N", help="steps to run (default: one per batch; "
                           "batches repeat when N is larger)")
     training.add_argument("--save-weights", metavar="FILE", help="write the trained parameters and optimizer "
@@ -474,9 +476,9 @@ def _run_buckets(args: argparse.Namespace, module: ModuleOp, program_path: Path,
     from rducc.shapes import bucket_modules, bucket_name, input_shapes, pick_bucket
     from rducc.shapes.padding import plan_of, validity_inputs
 
-    if args.train or args.plot:
-        raise RduccError(f"{'--train' if args.train else '--plot'} takes a program of one shape; {program_path} "
-                         "holds several (rducc --shapes): cost them with --simulate or --report-json")
+    if args.plot:
+        raise RduccError(f"--plot takes a program of one shape; {program_path} holds several (rducc --shapes): "
+                         "cost them with --simulate or --report-json")
     buckets = bucket_modules(module)
     outputs: list = []
     if args.simulate or args.report_json:
@@ -491,6 +493,12 @@ def _run_buckets(args: argparse.Namespace, module: ModuleOp, program_path: Path,
             write_together(outputs)
             print("\n\n".join(printed))
             return
+    if args.train:  # each batch runs the bucket of its shapes, all on one state
+        from rducc.tools.train_run import run_bucketed_training
+
+        outputs += run_bucketed_training(args, buckets, program_path, weights_path, _npz_writer)
+        write_together(outputs)
+        return
     shapes = [_npy_shape(path) for path in args.input]
     declared = [(values, input_shapes(inner)) for values, inner in buckets]
     call = pick_bucket(declared, shapes, plan_of(module))

@@ -9,6 +9,6 @@ docs/training.md.
 
 from __future__ import annotations
 
-from rducc.training.program import TrainingProgram, compile_training
+from rducc.training.program import BucketedTrainingProgram, TrainingProgram, compile_training
 
-__all__ = ["TrainingProgram", "compile_training"]
+__all__ = ["BucketedTrainingProgram", "TrainingProgram", "compile_training"]

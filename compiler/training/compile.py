@@ -28,6 +28,7 @@ from rducc.driver import CompileOptions, decompose_and_import, lower
 from rducc.errors import RduccError
 from rducc.frontend.aten_normalization import LAYER_NORM_AS_EAGER
 from rducc.frontend.decompositions import overload
+from rducc.frontend.dynamic_dims import dynamic_dims, dynamic_help, is_dynamic
 from rducc.frontend.joint_graph import gradient_ancestors
 from rducc.frontend.locations import describe_location, replay, trace_line
 from rducc.frontend.torch_corrections import corrected_kernels, torch_corrections
@@ -478,6 +479,8 @@ def compile_step(
     if clip is not None and dynamic is not None:
         raise TrainingError("gradient clipping (max_grad_norm) with dynamic loss scaling is not supported; "
                             "use a static loss_scale")
+    if is_dynamic(ep):  # compiled per size (`rducc.training.buckets`)
+        raise TrainingError(dynamic_help(dynamic_dims(ep), "rducc.compile_training"))
     target = load_target(options.target)
     times = options.times
     with times.stage("joint graph"):

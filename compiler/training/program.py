@@ -26,8 +26,18 @@ from rducc.dialects.rdu.custom_op import import_op_modules
 from rducc.driver import CompileOptions, PassesLike, resolve_passes
 from rducc.errors import RduccError
 from rducc.frontend.loader import export_model, load_exported_program
-from rducc.program import Program
+from rducc.program import BucketedProgram, Program
+from rducc.shapes import ShapesSpec, bucket_modules
 from rducc.targets import DEFAULT_TARGET, Target, load_target
+from rducc.training.buckets import (
+    ExportBucket,
+    Exported,
+    GroupsOf,
+    StepBuckets,
+    bucket_example,
+    compile_step_buckets,
+    wrapper_dynamic_shapes,
+)
 from rducc.training.clipping import check_clip
 from rducc.training.compile import (
     LossFn,
@@ -69,18 +79,20 @@ MIXED_PRECISION = {"bf16": torch.bfloat16}
 def export_for_training(
     model: Any, example_inputs: tuple | dict | None, loss_fn: LossFn | None, mixed_precision: str | None = None,
     loss_scale: float = 1.0, dynamic: DynamicScale | None = None, microbatches: int = 1,
-    input_names: Sequence[str] = (),
+    input_names: Sequence[str] = (), dynamic_shapes: Any = None,
 ) -> tuple[torch.export.ExportedProgram, torch.nn.Module | None, bool]:
     """The program to differentiate, the nn.Module it was exported from (None:
-    given exported) and whether it is wrapped in `TrainingForward` (names `model.*`)."""
+    given exported) and whether it is wrapped in `TrainingForward` (names `model.*`).
+    `dynamic_shapes` (torch.export's, for the model's inputs) exports an nn.Module
+    with dynamic dims (`compile_training(..., shapes=...)`)."""
     if isinstance(model, str | Path):
         model = load_exported_program(model)
     if isinstance(model, torch.export.ExportedProgram):
-        if (loss_fn is None and mixed_precision is None and loss_scale == 1.0 and dynamic is None
-                and microbatches == 1 and not _returns_mapping_with_loss(model)):
+        if not _wrapper_needed(loss_fn, mixed_precision, loss_scale, dynamic, microbatches) \
+                and not _returns_mapping_with_loss(model):
             return (_loss_only(model) if _returns_loss_first(model) else model), None, False
-        ep = _rewrapped(model, example_inputs, loss_fn, mixed_precision, loss_scale, dynamic, microbatches)
-        return ep, None, True
+        ep, wrapped = _rewrapped(model, example_inputs, loss_fn, mixed_precision, loss_scale, dynamic, microbatches)
+        return ep, None, wrapped
     if not isinstance(model, torch.nn.Module):
         raise RduccError("rducc.compile_training takes an nn.Module, an ExportedProgram or a path, "
                          f"not {type(model).__name__}")
@@ -92,14 +104,14 @@ def export_for_training(
     _check_positional_tensors(model, inputs)
     constants = {key: value for key, value in named.items() if not isinstance(value, torch.Tensor)}
     named = {key: value for key, value in named.items() if key not in constants}
-    wrapped = (loss_fn is not None or mixed_precision is not None or loss_scale != 1.0 or dynamic is not None
-               or microbatches != 1 or bool(constants))
+    wrapped = _wrapper_needed(loss_fn, mixed_precision, loss_scale, dynamic, microbatches) or bool(constants)
     module = TrainingForward(model, loss_fn, _compute_dtype(mixed_precision), loss_scale, dynamic,
                              microbatches, input_names, constants) if wrapped else model
     exported: torch.export.ExportedProgram | None = None
     try:
         with custom_backwards_refused(), cumulative_averages_traced(model):
-            exported = export_model(module, inputs, grad=True, kwargs=named)
+            exported = export_model(module, inputs, grad=True, kwargs=named,
+                                    dynamic_shapes=_dynamic_shapes_of(module, model, dynamic_shapes, inputs, named))
     except CustomBackwardError:
         raise
     except RduccError:
@@ -110,8 +122,29 @@ def export_for_training(
     if exported is None or (not wrapped and _returns_mapping_with_loss(exported)):  # transformers' given labels
         module = TrainingForward(model, input_names=input_names, constants=constants)
         with custom_backwards_refused(), cumulative_averages_traced(model):
-            exported = export_model(module, inputs, grad=True, kwargs=named)
+            exported = export_model(module, inputs, grad=True, kwargs=named,
+                                    dynamic_shapes=_dynamic_shapes_of(module, model, dynamic_shapes, inputs, named))
     return exported, module, isinstance(module, TrainingForward)
+
+
+def _wrapper_needed(loss_fn: LossFn | None, mixed_precision: str | None, loss_scale: float,
+                    dynamic: DynamicScale | None, microbatches: int) -> bool:
+    """Whether the loss is computed by rducc's `TrainingForward` around the model."""
+    return (loss_fn is not None or mixed_precision is not None or loss_scale != 1.0 or dynamic is not None
+            or microbatches != 1)
+
+
+def _dynamic_shapes_of(module: torch.nn.Module, model: torch.nn.Module, dynamic_shapes: Any, inputs: tuple,
+                       named: dict[str, Any]) -> Any:
+    """The user's `dynamic_shapes` for the module exported: as given for the model
+    itself, in `TrainingForward`'s form around it."""
+    if dynamic_shapes is None or module is model:
+        return dynamic_shapes
+    try:
+        names = list(inspect.signature(model.forward).parameters)
+    except (TypeError, ValueError):
+        names = []
+    return wrapper_dynamic_shapes(dynamic_shapes, names, inputs, named)
 
 
 def _check_positional_tensors(model: torch.nn.Module, inputs: tuple) -> None:
@@ -176,11 +209,12 @@ def _returns_loss_first(ep: torch.export.ExportedProgram) -> bool:
 
 def _rewrapped(ep: torch.export.ExportedProgram, example_inputs: tuple | dict | None, loss_fn: LossFn | None,
                mixed_precision: str | None, loss_scale: float, dynamic: DynamicScale | None,
-               microbatches: int) -> torch.export.ExportedProgram:
+               microbatches: int) -> tuple[torch.export.ExportedProgram, bool]:
     """An exported program (a .pt2) exported again inside `TrainingForward`
     (mixed precision, loss scaling, microbatches), from its own example inputs
     when none are given: `ep.module()` runs the same ATen ops, and autocast
-    applies to them as to the model's."""
+    applies to them as to the model's; and whether it is wrapped (names `model.*`).
+    Exported with nothing to wrap, it is `ep` at these inputs' sizes (a shape bucket)."""
     if example_inputs is None:
         args, kwargs = ep.example_inputs or ((), {})
         example_inputs = kwargs if kwargs else tuple(args)
@@ -193,8 +227,10 @@ def _rewrapped(ep: torch.export.ExportedProgram, example_inputs: tuple | dict | 
         module.get_parameter(name).requires_grad_(parameter.requires_grad)
     try:
         names = [s.arg.name for s in ep.graph_signature.input_specs if s.kind.name == "USER_INPUT"]
-        return export_for_training(module, example_inputs, loss_fn, mixed_precision, loss_scale, dynamic,
-                                   microbatches, names if isinstance(example_inputs, tuple) else ())[0]
+        exported, _, wrapped = export_for_training(module, example_inputs, loss_fn, mixed_precision, loss_scale,
+                                                   dynamic, microbatches,
+                                                   names if isinstance(example_inputs, tuple) else ())
+        return exported, wrapped
     except RduccError as error:
         if microbatches == 1:
             raise
@@ -271,6 +307,8 @@ def compile_training(
     pp: int = 0,
     zero: int = 0,
     import_modules: Sequence[str] = (),
+    shapes: ShapesSpec | None = None,
+    dynamic_shapes: Any = None,
     **optimizer_options: Any,
 ) -> TrainingProgram:
     """Compile one training step of `model` and return the runnable TrainingProgram.
@@ -304,6 +342,14 @@ def compile_training(
     that register the custom ops the step runs on the host (as `rducc.compile`'s);
     such an op trains through the autograd formula torch.library registers for it
     (`register_autograd`), and one without is refused, named, by torch's joint graph.
+
+    A model exported with `dynamic_shapes` (an ExportedProgram or a path; an
+    nn.Module is exported here with `dynamic_shapes=`, torch.export's argument
+    for the step's inputs, the loss target included) is compiled once per
+    combination of `shapes`' sizes (`{"batch": [2, 4], "seq": [16, 64]}`, as
+    `rducc --train --shapes batch=2,4 seq=16,64`): a `BucketedTrainingProgram`,
+    whose steps share one state (parameters, buffers, optimizer state) and whose
+    `step()` runs the bucket of the batch's shapes (docs/training.md).
     """
     import_op_modules(import_modules, "import_modules")  # the custom ops the step's host calls may run
     check_clip(max_grad_norm, grad_norm_type)
@@ -314,19 +360,77 @@ def compile_training(
         raise RduccError(f"loss_scale {loss_scale}: give a positive finite number or 'dynamic'")
     chosen = load_target(target)
     split = _split(chosen, passes, dp=dp, tp=tp, pp=pp, zero=zero)
-    ep, module, wrapped = export_for_training(model, example_inputs, loss_fn, mixed_precision, float(static), dynamic,
-                                    microbatches)
-    groups = _groups(optimizer, optimizer_options, ep, module)
     custom = resolve_passes(passes, opt_level)
     options = CompileOptions(chosen, opt_level, passes=custom, verify_each=verify_each, split=split)
-    step = compile_step(ep, groups, options, float(static), dynamic, clip, microbatches)
-    program = TrainingProgram(step, chosen, prefix="model." if wrapped else "",
-                              loss_scale=float(static),
-                              constants=module.constants if isinstance(module, TrainingForward) else {},
-                              optimizer=optimizer if isinstance(optimizer, torch.optim.Optimizer) else None)
+    torch_optimizer = optimizer if isinstance(optimizer, torch.optim.Optimizer) else None
+    program: TrainingProgram
+    if shapes is not None:
+        buckets = _step_buckets(model, example_inputs, shapes, dynamic_shapes, loss_fn, mixed_precision, float(static),
+                                dynamic, microbatches, lambda ep, module: _groups(optimizer, optimizer_options, ep,
+                                                                                  module), options, clip)
+        program = BucketedTrainingProgram(buckets, chosen, prefix="model." if buckets.wrapped else "",
+                                          loss_scale=float(static), constants=_constants(buckets.forward),
+                                          optimizer=torch_optimizer)
+    else:
+        ep, module, wrapped = export_for_training(model, example_inputs, loss_fn, mixed_precision, float(static),
+                                                  dynamic, microbatches, dynamic_shapes=dynamic_shapes)
+        step = compile_step(ep, _groups(optimizer, optimizer_options, ep, module), options, float(static), dynamic,
+                            clip, microbatches)
+        program = TrainingProgram(step, chosen, prefix="model." if wrapped else "", loss_scale=float(static),
+                                  constants=_constants(module), optimizer=torch_optimizer)
     if isinstance(optimizer, torch.optim.Optimizer) and optimizer.state:
         program.load_state_dict(optimizer.state_dict())
     return program
+
+
+def _constants(module: torch.nn.Module | None) -> dict[str, Any]:
+    """The keyword inputs that are not tensors, compiled into the step (`TrainingForward.constants`)."""
+    return module.constants if isinstance(module, TrainingForward) else {}
+
+
+def _step_buckets(model: Any, example_inputs: tuple | dict | None, shapes: ShapesSpec, dynamic_shapes: Any,
+                  loss_fn: LossFn | None, mixed_precision: str | None, loss_scale: float, dynamic: DynamicScale | None,
+                  microbatches: int, groups_of: GroupsOf, options: CompileOptions,
+                  clip: tuple[float, float] | None) -> StepBuckets:
+    """`compile_training(..., shapes=...)`: one step per bucket of the model's dynamic dims, one shared state."""
+    if isinstance(model, torch.nn.Module):
+        if dynamic_shapes is None:
+            raise RduccError("compile_training(model, example_inputs, shapes=...) of an nn.Module needs "
+                             "dynamic_shapes= too (torch.export's, for the step's inputs: which dims are dynamic, "
+                             "e.g. ({0: Dim('batch')}, {0: Dim('batch')}) for (x, target))")
+        source = export_for_training(model, example_inputs, loss_fn, mixed_precision, loss_scale, dynamic,
+                                     microbatches, dynamic_shapes=dynamic_shapes)[0]
+
+        def export_bucket(args: tuple, kwargs: dict[str, Any]) -> Exported:
+            return export_for_training(model, bucket_example(example_inputs, args, kwargs), loss_fn, mixed_precision,
+                                       loss_scale, dynamic, microbatches)
+
+        return compile_step_buckets(source, shapes, export_bucket, groups_of, options, loss_scale, dynamic, clip,
+                                    microbatches)
+    if dynamic_shapes is not None:
+        raise RduccError("dynamic_shapes= exports an nn.Module; an exported program has its dynamic dims already")
+    if isinstance(model, str | Path):
+        model = load_exported_program(model)
+    if not isinstance(model, torch.export.ExportedProgram):
+        raise RduccError("rducc.compile_training takes an nn.Module, an ExportedProgram or a path, "
+                         f"not {type(model).__name__}")
+    return compile_step_buckets(model, shapes, bucket_exporter(model, loss_fn, mixed_precision, loss_scale, dynamic,
+                                                               microbatches),
+                                groups_of, options, loss_scale, dynamic, clip, microbatches)
+
+
+def bucket_exporter(ep: torch.export.ExportedProgram, loss_fn: LossFn | None = None,
+                    mixed_precision: str | None = None, loss_scale: float = 1.0, dynamic: DynamicScale | None = None,
+                    microbatches: int = 1) -> ExportBucket:
+    """How a bucket of `ep` (exported with dynamic_shapes) is exported for training: `ep`'s
+    own module exported again at the bucket's inputs (inside `TrainingForward` when
+    something wraps the loss), as a static `ep` is for mixed precision (`_rewrapped`)."""
+    def export_bucket(args: tuple, kwargs: dict[str, Any]) -> Exported:
+        exported, wrapped = _rewrapped(ep, bucket_example(None, args, kwargs), loss_fn, mixed_precision, loss_scale,
+                                       dynamic, microbatches)
+        return exported, None, wrapped
+
+    return export_bucket
 
 
 def _model_order(step: TrainingStep) -> list[int]:
@@ -341,7 +445,8 @@ class TrainingProgram:
     """A compiled training step and its state (parameters, buffers, optimizer state)."""
 
     def __init__(self, step: TrainingStep, target: Target, prefix: str = "", loss_scale: float = 1.0,
-                 constants: dict[str, Any] | None = None, optimizer: torch.optim.Optimizer | None = None):
+                 constants: dict[str, Any] | None = None, optimizer: torch.optim.Optimizer | None = None,
+                 program: Program | None = None):
         self.module = step.module
         self.groups = step.groups
         self._gradient_order = _model_order(step)
@@ -355,8 +460,11 @@ class TrainingProgram:
         self.dynamic = step.dynamic
         self.constants = dict(constants or {})
         """Keyword inputs that are not tensors (`return_dict=False`), compiled into the step."""
-        weights = {name: torch_to_numpy(t) for name, t in step.weights.items()}
-        self._program = Program(step.module, weights, target, step.exported.call_spec.in_spec, None)
+        if program is None:
+            weights = {name: torch_to_numpy(t) for name, t in step.weights.items()}
+            program = Program(step.module, weights, target, step.exported.call_spec.in_spec, None)
+        self._program = program
+        """The placed step a batch runs (with its state, `weights`)."""
         self._started = False
         """Whether a step has run (or a state with SGD momentum was loaded)."""
         self.optimizer = optimizer
@@ -377,7 +485,7 @@ class TrainingProgram:
                 raise RduccError(f"input '{key}': the step was compiled with {key}={value!r}, a value that is "
                                  "part of the program; compile again to change it")
         self._follow_optimizer()
-        result = self._program(*batch, **named)
+        result = self._program_for(batch, named)(*batch, **named)
         self._started = True
         if self.optimizer is not None:  # the step ran optimizer.step(): torch's schedulers check that it was called
             self.optimizer._opt_called = True  # type: ignore[attr-defined]
@@ -387,6 +495,10 @@ class TrainingProgram:
         return tuple(value / self.loss_scale for value in result) if self.loss_scale != 1.0 else result
 
     __call__ = step
+
+    def _program_for(self, batch: tuple, named: dict[str, Any]) -> Program:
+        """The placed step this batch runs."""
+        return self._program
 
     def _follow_optimizer(self) -> None:
         """Take the torch.optim optimizer's current learning rates (a scheduler's);
@@ -538,3 +650,42 @@ def _check_group(number: int, ours: ParamGroup, theirs: dict[str, Any]) -> None:
         if given != value:
             raise RduccError(f"param group {number}: the state's {key} is {given}, the program was compiled "
                              f"with {value}; compile again to change it")
+
+
+class BucketedTrainingProgram(TrainingProgram):
+    """A training step compiled for several shapes (`compile_training(...,
+    shapes=...)`): one placed step a bucket, in one module, all reading and
+    writing ONE state (parameters, buffers, optimizer state: `weights`,
+    `state_dict()`). `step()` runs the bucket whose inputs have exactly the
+    batch's shapes; a batch of another shape is one error listing the compiled ones."""
+
+    def __init__(self, buckets: StepBuckets, target: Target, prefix: str = "", loss_scale: float = 1.0,
+                 constants: dict[str, Any] | None = None, optimizer: torch.optim.Optimizer | None = None):
+        shared = {name: torch_to_numpy(t) for name, t in buckets.weights.items()}
+        alone = [module for _, module in bucket_modules(buckets.module)]  # each a whole step again
+        programs = [(b.values, Program(module, shared, target, b.result.exported.call_spec.in_spec, None))
+                    for b, module in zip(buckets.buckets, alone)]
+        super().__init__(buckets.buckets[0].result, target, prefix, loss_scale, constants, optimizer, programs[0][1])
+        self.module = buckets.module
+        """The module holding every bucket's step (`rducc.shapes.buckets`)."""
+        self._buckets = BucketedProgram(buckets.module, programs, shared, target)
+
+    @property
+    def buckets(self) -> list[dict[str, int]]:
+        """Each bucket's size of each dynamic dim, in compile order."""
+        return self._buckets.buckets
+
+    def _program_for(self, batch: tuple, named: dict[str, Any]) -> Program:
+        return self._buckets.program_for(*batch, **named)
+
+    @property
+    def mlir(self) -> str:
+        return self._buckets.mlir
+
+    def simulate(self) -> dict[str, Any]:
+        """Each bucket's cost report of one step, by its label (`batch=2 seq=16`), from shapes alone."""
+        return self._buckets.simulate()
+
+    def save(self, path: str | Path) -> None:
+        """Every bucket's step to `path`, the one shared state beside it."""
+        self._buckets.save(path)

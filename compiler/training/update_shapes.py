@@ -66,8 +66,8 @@ def _names_a_shape(graph: torch.fx.Graph) -> bool:
             return bool(value) and all(isinstance(v, int) for v in value) or any(shaped(v) for v in value)
         return False
 
-    return any(shaped(node.args) or shaped(list(node.kwargs.values()))
-               for node in graph.nodes if node.op == "call_function")
+    return any(shaped(value) for node in graph.nodes if node.op == "call_function"
+               for value in (*node.args, *node.kwargs.values()))  # each argument (addcmul's value=-1 is no shape)
 
 
 def _with_shape(prototype: torch.export.ExportedProgram, prototype_shape: tuple[int, ...], spec: OptimizerSpec,

@@ -105,6 +105,12 @@ INPUTS: dict[str, tuple[str, str]] = {
     "batches_shape": ("bad_batches.npz", "batches for step.mlir whose x is [5, 3, 9] (the step takes [3, 8])"),
     "batches_missing": ("missing_batches.npz", "batches for step.mlir without y"),
     "batches_counts": ("uneven_batches.npz", "batches for step.mlir with 5 of x and 4 of y"),
+    "dynamic_loss": ("dynamic_loss.pt2", "loss.pt2's model exported with a dynamic batch (x and y)"),
+    "loss_buckets": ("loss_buckets.mlir", "dynamic_loss.pt2 compiled with --train --shapes batch=2 (inputs [2, 8] "
+                     "and [2]; with loss_buckets.safetensors)"),
+    "batches_uncovered": ("batches_of_4.npz", "batches for loss_buckets.mlir: x.0 [2, 8], y.0 [2], x.1 [4, 8], "
+                          "y.1 [4]"),
+    "batches_gap": ("gap_batches.npz", "batches for loss_buckets.mlir: x.0, x.2, y.0, y.2 (no batch 1)"),
     "attention_dropout": ("attention_dropout.pt2", "a model calling CPU flash attention's backward with dropout_p=0.1"),
     "tiny_memory": ("tiny_memory.toml", "a target with 4 KB of HBM and of DDR"),
     "tiny_sram": ("tiny_sram.toml", "a target with 256 bytes of SRAM"),
@@ -572,8 +578,22 @@ CASES: list[ErrorCase] = [
     ErrorCase("--shapes of a model with static shapes", RDUCC, ("{model}", "--shapes", "batch=2", *OUT),
               "shapes: the program has static shapes (it was exported without dynamic_shapes); compile it without "
               "--shapes"),
-    ErrorCase("--shapes with --train", RDUCC, ("{dynamic}", "--shapes", "batch=2", "--train", *OUT),
-              "--shapes compiles inference programs; a training step (--train) needs static shapes"),
+    ErrorCase("--shapes --train with --pad-dims", RDUCC,
+              ("{dynamic_loss}", "--train", "--shapes", "batch=2", "--pad-dims", "batch", *OUT),
+              "--pad-dims with --train: a training step runs the bucket of each batch's exact shapes (padding a "
+              "batch would change its loss and gradients); compile every size you train with in --shapes"),
+    ErrorCase("training: a dynamic export without --shapes", RDUCC, ("{dynamic_loss}", "--train", *OUT),
+              "the program was exported with dynamic dims: batch (x.0, y.0, 0..inf); rducc compiles static shapes, "
+              "one program per size: give the sizes to compile with --shapes batch=1,4 "
+              "(rducc.compile_training(..., shapes={'batch': [1,4]}))"),
+    ErrorCase("rducc-run --train: a batch of a shape no bucket was compiled for", RUN,
+              ("{loss_buckets}", "--train", "--data", "{batches_uncovered}", "--output", "out.npz"),
+              "batch 1 ('x.1' [4, 8], 'y.1' [4]): no compiled shape takes inputs of shape [4, 8], [4]: the program "
+              "was compiled for batch=2 (inputs [2, 8], [2]); compile the size you need with --shapes"),
+    ErrorCase("rducc-run --train: batches numbered with a gap", RUN,
+              ("{loss_buckets}", "--train", "--data", "{batches_gap}", "--output", "out.npz"),
+              "every input needs one array a batch, numbered from 0 with no gap ('x.K' for K = 0, 2; 'y.K' for "
+              "K = 0, 2)"),
     ErrorCase("rducc-run: inputs of a shape no bucket was compiled for", RUN,
               ("{buckets}", "--input", "{x_shape}", "--output", "out.npz"),
               "no compiled shape takes inputs of shape [2, 3]: the program was compiled for batch=2 (inputs [2, 8]); "
@@ -1436,6 +1456,14 @@ def _training_files(paths: dict[str, Path]) -> None:
     np.savez(paths["batches_shape"], x=rng.standard_normal((5, 3, 9)).astype(np.float32), y=y)
     np.savez(paths["batches_missing"], x=x)
     np.savez(paths["batches_counts"], x=x, y=y[:4])
+    batch = torch.export.Dim("batch")
+    torch.export.save(torch.export.export(LossOf(), example, dynamic_shapes=({0: batch}, {0: batch})),
+                      str(paths["dynamic_loss"]))
+    assert cli.main([str(paths["dynamic_loss"]), "--train", "--shapes", "batch=2", "-O0", "-q",
+                     "-o", str(paths["loss_buckets"])]) == 0
+    np.savez(paths["batches_uncovered"], **{"x.0": x[0, :2], "y.0": y[0, :2], "x.1": x[:2, :2].reshape(4, 8),
+                                            "y.1": y[:2, :2].reshape(4)})
+    np.savez(paths["batches_gap"], **{"x.0": x[0, :2], "y.0": y[0, :2], "x.2": x[1, :2], "y.2": y[1, :2]})
 
 
 def _index_files(paths: dict[str, Path]) -> None:

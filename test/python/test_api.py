@@ -115,6 +115,21 @@ def test_an_export_failing_on_data_dependent_shapes_says_so(model, capfd) -> Non
     assert capfd.readouterr().err == ""
 
 
+class _HardtanhOfItems(torch.nn.Module):
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return torch.nn.functional.hardtanh(x, x.min().item() / 2, x.max().item() / 2)
+
+
+def test_a_number_read_by_item_that_torch_export_refuses_gets_a_rewrite(capfd) -> None:
+    """F.hardtanh checks min_val <= max_val in Python, which torch.export cannot do on
+    `.item()` numbers (so are F.softshrink, F.rrelu, torch.nan_to_num): the error names
+    the user's line and the tensor form that exports."""
+    with pytest.raises(RduccError, match=r"values at \S+test_api.py:\d+ .* read from a tensor by .item\(\).*"
+                                         r"torch.clamp\(x, low, high\) with tensor bounds"):
+        rducc.compile(_HardtanhOfItems(), (torch.randn(8),))
+    assert capfd.readouterr().err == ""
+
+
 def test_custom_pipeline_replaces_the_default(exported_small) -> None:
     model, inputs, program = exported_small["mlp"]
     text = "rdu-canonicalize,cse,rdu-fuse{level=0},rdu-tile,rdu-place-tiers,rdu-insert-dma,rdu-sram-alloc"

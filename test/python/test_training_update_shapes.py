@@ -37,8 +37,10 @@ def test_reused_update_is_the_traced_one(name, options, unscale):
             assert tensor.shape == traced.state_dict[state].shape, state
 
 
-def test_one_trace_per_rank():
-    spec = named_optimizer("adamw", {"lr": 3e-4})
+@pytest.mark.parametrize(("name", "options"), [("adamw", {"lr": 3e-4}), ("sgd", {"lr": 0.1, "momentum": 0.9})])
+def test_one_trace_per_rank(name, options):
+    """SGD too: its `addcmul(..., value=-1)` names no shape (a keyword's number was read as a list of sizes)."""
+    spec = named_optimizer(name, options)
     update_shapes.TRACES.update(traced=0, reshaped=0)
     shapes = [(16, 8), (32, 16), (8,), (16,), (32, 8)]
     for shape in shapes:
