@@ -2621,7 +2621,8 @@ class _TensorPartitioner:
         share where its split columns meet (`_column_split`); a whole operand cut
         beside a split weight against the product's all-reduce (`_cuts_beside_weight`)."""
         kind, size = collective
-        return self._whole_seconds(op, operands) < collective_seconds(kind, size, self.tp, module_target(self.module))[0]
+        target = module_target(self.module)
+        return self._whole_seconds(op, operands) < collective_seconds(kind, size, self.tp, target)[0]
 
     def _whole_seconds(self, op: Operation, operands: Sequence[SSAValue]) -> float:
         """What every rank running `op` whole costs beyond its share: the rest of its
@@ -2719,7 +2720,8 @@ class _TensorPartitioner:
     def _beside_replicated(self, op: MapOp, value: SSAValue) -> bool:
         """Whether map `op` reads, beside `value`, a replicated activation of its shape
         (a residual stream): the split is gathered there rather than that cut."""
-        return any(other is not value and self.split_of(other) is None and self.full_shape(other) == self.full_shape(value)
+        shape = self.full_shape(value)
+        return any(other is not value and self.split_of(other) is None and self.full_shape(other) == shape
                    and not self._from_weights(other) for other in op.operands)
 
     def _plan_grouped_conv(self, op: ConvOp, splits: list[Split | None], dims: DimMap

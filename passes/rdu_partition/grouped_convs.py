@@ -10,13 +10,15 @@ summed, nothing gathered in the forward. The backward follows from the same
 layouts (`_plan_grouped_conv`, `conv_grads.by_whole_groups`: the input
 gradient's transposed convolution and the weight gradient a group a rank).
 
-Where it pays is the partitioner's question (`_conv_channel_split`): a
-depthwise convolution does 2 x kernel FLOPs an output, so running it whole on
-every rank costs about what reading its input does, while a split whose
-channels meet at once (a layer norm over channels right after it, as in a
-ConvNeXt block) pays an all-gather of its result over the links, an order of
-magnitude slower than HBM; that split is taken only where `_whole_is_cheaper`
-says the whole convolution costs more than that all-gather.
+Where it pays is the partitioner's question (`_split_groups`): a depthwise
+convolution does 2 x kernel FLOPs an output, so running it whole on every
+rank costs about what reading its input does, while a split whose channels
+meet at once (a layer norm over channels right after it, as in a ConvNeXt
+block, a residual add with the replicated stream, or in a training step the
+input's gradient, which what made the replicated input wants whole) pays an
+all-gather over the links, an order of magnitude slower than HBM; the split
+is taken only where the collectives it meets cost less than the whole
+convolutions (forward and gradients) would.
 """
 
 from __future__ import annotations
