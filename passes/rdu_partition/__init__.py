@@ -2683,7 +2683,7 @@ class _TensorPartitioner:
         convolutions = 1
         if self.training and phase_of(op) == Phase.FORWARD:
             convolutions += 1  # the weight gradient's
-            if not isinstance(op.input, BlockArgument):
+            if not isinstance(_uncast(op.input), BlockArgument):  # an activation (a cast input's: none)
                 convolutions += 1  # the input gradient's, made split: gathered for what made the input
                 meetings.append(("all_gather", tensor_bytes(op.input) // self.tp))
         target = module_target(self.module)
