@@ -2705,10 +2705,11 @@ class _TensorPartitioner:
         found: list[tuple[str, int]] = []
         for use in value.uses:
             user = use.operation
-            if not isinstance(user, OpFacts) or len(user.results) != 1 or phase_of(user) != phase:
+            facts = user if isinstance(user, OpFacts) else None
+            if facts is None or len(user.results) != 1 or phase_of(user) != phase:
                 continue
             shapes = [self.full_shape(v) if isinstance(v.type, TensorType) else () for v in user.operands]
-            dest = user.dims_for(shapes, [_shape(user.results[0])]).operands[use.index][dim]
+            dest = facts.dims_for(shapes, [_shape(user.results[0])]).operands[use.index][dim]
             if isinstance(user, MatmulOp | GroupedMatmulOp | ConvOp | ReduceOp) and dest is Dim.REDUCED:
                 found.append(("all_reduce", tensor_bytes(user.results[0])))
             elif not isinstance(dest, int) or (isinstance(user, MapOp) and self._beside_replicated(user, value)):
