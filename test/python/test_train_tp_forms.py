@@ -297,9 +297,10 @@ def test_depthwise_convolution_of_a_replicated_input_splits_by_groups_where_that
     weight gradient whole costs more than the all-reduce of the head's [2, 5] sums its
     split pays (`_split_groups`; before, every grouped convolution on a replicated
     input ran whole). The forward (-O2) and 2 SGD steps (-O0, -O2) equal eager's. A ConvNeXt block's
-    (a layer norm over the channels right after it) stays whole, and so does one
-    whose input is an activation of a training step (its input gradient would be
-    gathered): lit rdu-partition-grouped-conv-replicated.mlir."""
+    (a layer norm over the channels right after it) stays whole (lit
+    rdu-partition-grouped-conv-replicated.mlir), and so does one whose input is an
+    activation of a training step, whose input gradient would be gathered (lit
+    rdu-partition-conv-transposed.mlir's up3)."""
     torch.manual_seed(0)
     model = PooledDepthwise()
     batches = [(torch.randn(2, 8, 128, 128, generator=torch.Generator().manual_seed(seed)), torch.tensor([1, 3]))
