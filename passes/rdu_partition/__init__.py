@@ -190,6 +190,7 @@ from rducc.passes.common import RduPass
 from rducc.passes.rdu_partition.conv_bias import take_out_conv_bias
 from rducc.passes.rdu_partition.conv_grads import by_whole_groups, held_for_shapes
 from rducc.passes.rdu_partition.experts import Experts, expert_table, keeps_rows, local_expert_ids
+from rducc.passes.rdu_partition.grouped_convs import whole_groups
 from rducc.passes.rdu_partition.index_map import known_values, rank_local
 from rducc.passes.rdu_partition.microbatches import microbatch_labels, order_one_f_one_b
 from rducc.passes.rdu_partition.partials import GroupPartial, combined, disjoint, linear_in
@@ -1051,6 +1052,12 @@ class _TensorPartitioner:
         summed = result == PARTIAL or isinstance(result, GroupPartial)
         return not summed or not self._whole_is_cheaper(op, held, ("all_reduce", tensor_bytes(op.results[0])))
 
+    def _groups_cut(self, op: Operation, wants: Sequence[Layout]) -> bool:
+        """Whether `op` is a grouped convolution that takes whole groups of a replicated
+        input (`_split_groups`): each rank cuts its channels of it (free)."""
+        return (isinstance(op, ConvOp) and op.groups.value.data != 1 and self.split_of(op.input) is None
+                and isinstance(wants[0], Split))
+
     def _weight_part(self, value: SSAValue, want: Split) -> bool:
         """tp: whether a replicated value computed from the weights alone (weight_norm's
         `g * v / |v|`, a spectral norm's `W / sigma`; not a weight itself, which the
@@ -1497,7 +1504,7 @@ class _TensorPartitioner:
         self.reading = {}
         for value, want in zip(op.operands, wants):
             self.reading.setdefault(value, set()).add(want)
-        cut = self._cuts_beside_weight(op, wants, result_layout)
+        cut = self._cuts_beside_weight(op, wants, result_layout) or self._groups_cut(op, wants)
         if not all(self.feasible(v, w, cut) for v, w in zip(op.operands, wants)):
             self.reading = {}
             self._replicate(op)
@@ -2609,12 +2616,18 @@ class _TensorPartitioner:
 
     def _whole_is_cheaper(self, op: Operation, operands: Sequence[SSAValue], collective: tuple[str, int]) -> bool:
         """Whether every rank running `op` whole costs less time than the `collective`
-        (kind, bytes each rank puts in) a split of it pays, by the target's figures:
-        the rest of its FLOPs at peak, the HBM time of reading `operands` whole rather
-        than a rank's part, and the all-gather of each one held split. A layer's router
-        against the all-reduce of its result's share where its split columns meet
-        (`_column_split`); a whole operand cut beside a split weight against the
-        product's all-reduce (`_cuts_beside_weight`)."""
+        (kind, bytes each rank puts in) a split of it pays, by the target's figures
+        (`_whole_seconds`). A layer's router against the all-reduce of its result's
+        share where its split columns meet (`_column_split`); a whole operand cut
+        beside a split weight against the product's all-reduce (`_cuts_beside_weight`)."""
+        kind, size = collective
+        target = module_target(self.module)
+        return self._whole_seconds(op, operands) < collective_seconds(kind, size, self.tp, target)[0]
+
+    def _whole_seconds(self, op: Operation, operands: Sequence[SSAValue]) -> float:
+        """What every rank running `op` whole costs beyond its share: the rest of its
+        FLOPs at peak, the HBM time of reading `operands` whole rather than a rank's
+        part, and the all-gather of each one held split."""
         target = module_target(self.module)
         rest = 1 - 1 / self.tp
         whole = peak_seconds(op, target) * rest
@@ -2625,8 +2638,7 @@ class _TensorPartitioner:
             if (split := self.split_of(value)) is not None:
                 parts = int(np.prod([parts for _, parts, _, _ in split.entries]))
                 whole += collective_seconds("all_gather", part, parts, target)[0]
-        kind, size = collective
-        return whole < collective_seconds(kind, size, self.tp, target)[0]
+        return whole
 
     def _conv_channel_split(self, op: ConvOp) -> tuple[list[Layout], Layout]:
         """A convolution of a weight on a replicated input: split its output channels
@@ -2635,13 +2647,83 @@ class _TensorPartitioner:
         convolution keeps its slice of the bias (torch's kernel with it, no
         collective). The next convolution reads them split, contracts its input
         channels per rank and gives a partial sum (`_plan_partial`, the row split).
-        Replicated when data parallel, grouped, or the channels do not divide."""
+        A grouped one splits by whole groups where that pays (`_split_groups`).
+        Replicated when data parallel, or the channels do not divide."""
         outputs = op.weight_channel_dims()[0]
         bias: list[Layout] = [Split.whole(0, self.tp)] if op.bias is not None else []
-        if (self.data_parallel or not self._is_weight(_uncast(op.weight))
-                or op.groups.value.data != 1 or self.full_shape(op.weight)[outputs] % self.tp):
-            return [None] * len(op.operands), None
+        whole: tuple[list[Layout], Layout] = ([None] * len(op.operands), None)
+        if self.data_parallel or not self._is_weight(_uncast(op.weight)):
+            return whole
+        if op.groups.value.data != 1:
+            return self._split_groups(op) or whole
+        if self.full_shape(op.weight)[outputs] % self.tp:
+            return whole
         return [None, Split.whole(outputs, self.tp), *bias], Split.whole(1, self.tp)
+
+    def _split_groups(self, op: ConvOp) -> tuple[list[Layout], Layout] | None:
+        """A grouped convolution on a replicated input split by whole groups
+        (`grouped_convs.whole_groups`: each rank cuts its input channels, no
+        collective) where that pays: the collectives its split channels cost
+        (`_groups_meeting` in its phase; in a training step, when the input is an
+        activation, also the all-gather of the input's gradient, which the
+        backward's transposed convolution makes split while what made the input
+        needs it whole) must cost less than running it whole on every rank
+        (`_whole_seconds`; its input and weight gradients' convolutions as many
+        FLOPs again each); None: whole. A depthwise one's 2 x kernel FLOPs an
+        output cost less than moving its input or output over the links, so it
+        stays whole wherever those meet at their size (a ConvNeXt block's layer
+        norm over channels, a residual add with the replicated stream, the next
+        dense convolution's sum, its input's gradient) and splits where they do
+        not: its result reaches the step's result split, or meets only as a far
+        smaller value (pooled into a head), its input needing no gradient."""
+        split = whole_groups(op, self.full_shape(op.weight), self.tp)
+        if split is None:
+            return None
+        meetings = [m for m in [self._groups_meeting(op.result, 1, phase_of(op))] if m is not None]
+        convolutions = 1
+        if self.training and phase_of(op) == Phase.FORWARD:
+            convolutions += 1  # the weight gradient's
+            if not isinstance(_uncast(op.input), BlockArgument):  # an activation (a cast input's: none)
+                convolutions += 1  # the input gradient's, made split: gathered for what made the input
+                meetings.append(("all_gather", tensor_bytes(op.input) // self.tp))
+        target = module_target(self.module)
+        met = sum(collective_seconds(kind, size, self.tp, target)[0] for kind, size in meetings)
+        if met >= convolutions * self._whole_seconds(op, [op.input, op.weight]):
+            return None
+        wants, result = split
+        return list[Layout](wants), result
+
+    def _groups_meeting(self, value: SSAValue, dim: int, phase: Phase | None, depth: int = LOOK_AHEAD
+                        ) -> tuple[str, int] | None:
+        """The costliest collective (kind, bytes a rank puts in) that `value` split
+        along `dim` meets among its users in `phase`, followed through ops that
+        carry the dim (maps, transposes, reshapes, reductions over other dims),
+        `depth` deep: an op that reads the dim whole (a norm or reduction over it)
+        or a map that adds a replicated activation to it, the all-gather of `value`;
+        a contraction or sum over it (a dense convolution or matmul: its row split),
+        the all-reduce of its result. None: it meets none (it reaches the step's result)."""
+        found: list[tuple[str, int]] = []
+        for use in value.uses:
+            user = use.operation
+            facts = user if isinstance(user, OpFacts) else None
+            if facts is None or len(user.results) != 1 or phase_of(user) != phase:
+                continue
+            shapes = [self.full_shape(v) if isinstance(v.type, TensorType) else () for v in user.operands]
+            dest = facts.dims_for(shapes, [_shape(user.results[0])]).operands[use.index][dim]
+            if isinstance(user, MatmulOp | GroupedMatmulOp | ConvOp | ReduceOp) and dest is Dim.REDUCED:
+                found.append(("all_reduce", tensor_bytes(user.results[0])))
+            elif not isinstance(dest, int) or (isinstance(user, MapOp) and self._beside_replicated(user, value)):
+                found.append(("all_gather", tensor_bytes(value) // self.tp))
+            elif depth and isinstance(user, MapOp | TransposeOp | ReshapeOp | ReduceOp):
+                found.extend(filter(None, [self._groups_meeting(user.results[0], dest, phase, depth - 1)]))
+        return max(found, key=lambda meeting: meeting[1], default=None)
+
+    def _beside_replicated(self, op: MapOp, value: SSAValue) -> bool:
+        """Whether map `op` reads, beside `value`, a replicated activation of its shape
+        (a residual stream): the split is gathered there rather than that cut."""
+        shape = self.full_shape(value)
+        return any(other is not value and self.split_of(other) is None and self.full_shape(other) == shape
+                   and not self._from_weights(other) for other in op.operands)
 
     def _plan_grouped_conv(self, op: ConvOp, splits: list[Split | None], dims: DimMap
                            ) -> tuple[list[Layout], Layout] | None:

@@ -9,7 +9,9 @@
 // kernel with the bias, no collective). `up2` reads those channels split: its
 // weight splits along dim 0 (a row split), its result is a partial sum, so its
 // bias comes out of the op and is added once after the f32 all-reduce. The
-// grouped `up3` stays whole. The backward's `rdu.conv_grad`s move the same
+// grouped `up3` stays whole: its input y2 is an activation of a training
+// step, so split by groups its input gradient would be all-gathered, which
+// costs more than running it whole (`_split_groups`). The backward's `rdu.conv_grad`s move the same
 // channels: up1's input gradient sums its split output channels (a partial
 // sum, all-reduced), its weight gradient keeps the split; up2's input and
 // weight gradients keep its split input channels, and its bias gradient

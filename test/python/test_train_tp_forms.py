@@ -16,8 +16,11 @@ import torch
 from torch import nn
 from training_cases import assert_sgd_steps_match
 
+import rducc
+from rducc.api import after
 from rducc.dialects.rdu.collectives import AllGatherOp
 from rducc.dialects.rdu.dataflow import ConvOp, MatmulOp
+from rducc.passes.rdu_partition import RduPartition
 from rducc.training import compile_training
 
 HIDDEN, VOCAB = 32, 64
@@ -270,3 +273,51 @@ def test_parameter_read_as_both_operands_of_one_product():
     product runs whole and the step trains as eager does (lit rdu-partition-gram.mlir)."""
     torch.manual_seed(0)
     _train_as_eager(GramProjection(), 2)
+
+
+class PooledDepthwise(nn.Module):
+    """A depthwise 7x7 convolution of the image (replicated at tp, no gradient
+    wanted), pooled over space into a linear head: its channels meet only as the
+    head's [batch, classes] sums."""
+
+    def __init__(self, channels: int = 8) -> None:
+        super().__init__()
+        self.depthwise = nn.Conv2d(channels, channels, 7, padding=3, groups=channels)
+        self.head = nn.Linear(channels, 5)
+
+    def forward(self, x: torch.Tensor, labels: torch.Tensor) -> torch.Tensor:
+        return nn.functional.cross_entropy(self.head(nn.functional.gelu(self.depthwise(x)).mean((2, 3))), labels)
+
+
+@pytest.mark.parametrize("opt_level", [0, 2], ids=["O0", "O2"])
+def test_depthwise_convolution_of_a_replicated_input_splits_by_groups_where_that_pays(opt_level: int) -> None:
+    """A depthwise convolution of a replicated 2x8x128x128 image at tp=2 splits by whole
+    groups (4 a rank; each rank cuts its channels of the image, its forward and weight
+    gradient convolutions its groups alone): by sn40l's figures, running it and its
+    weight gradient whole costs more than the all-reduce of the head's [2, 5] sums its
+    split pays (`_split_groups`; before, every grouped convolution on a replicated
+    input ran whole). The forward (-O2) and 2 SGD steps (-O0, -O2) equal eager's. A ConvNeXt block's
+    (a layer norm over the channels right after it) stays whole (lit
+    rdu-partition-grouped-conv-replicated.mlir), and so does one whose input is an
+    activation of a training step, whose input gradient would be gathered (lit
+    rdu-partition-conv-transposed.mlir's up3)."""
+    torch.manual_seed(0)
+    model = PooledDepthwise()
+    batches = [(torch.randn(2, 8, 128, 128, generator=torch.Generator().manual_seed(seed)), torch.tensor([1, 3]))
+               for seed in (1, 2)]
+    compiled = []
+    if opt_level == 2:  # the forward alone (its split pays the all-reduce alone); -O0's is the step's
+        forward = rducc.compile(model, batches[0], target="sn40l-8", opt_level=opt_level,
+                                passes=[after("rdu-canonicalize", RduPartition(tp=2))])
+        with torch.no_grad():
+            torch.testing.assert_close(torch.as_tensor(forward(*batches[0])), model(*batches[0]), rtol=1e-5,
+                                       atol=1e-6)
+        compiled.append(forward)
+    eager = copy.deepcopy(model)
+    program = rducc.compile_training(model, batches[0], optimizer="sgd", target="sn40l-8", tp=2, lr=0.1,
+                                     momentum=0.9, opt_level=opt_level)
+    assert_sgd_steps_match(program, eager, batches, lr=0.1, momentum=0.9)
+    for made in (*compiled, program):
+        groups = [op.groups.value.data for op in made.module.walk() if isinstance(op, ConvOp)]
+        assert groups and set(groups) == {4}, groups  # 8 groups, 4 a rank (the weight gradient's too)
+    assert not _gathered(program), _gathered(program)

@@ -99,3 +99,35 @@ def test_whisper_encoder_joint_graph_gradients_equal_eager() -> None:
     joint = _check_gradients(model, inputs, 2, _joint(model, inputs))
     kept = {str(n.target) for n in joint.graph.nodes if n.op == "call_function"}
     assert "aten._scaled_dot_product_flash_attention_for_cpu_backward.default" in kept
+
+
+class TwoStridedConvs(nn.Module):
+    """Two bias-free stride-2 3x3 convolutions (9x9 -> 5x5 -> 3x3: no row or column
+    of the image left over by the stride) and a pooled head."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.conv1 = nn.Conv2d(3, 4, 3, stride=2, padding=1, bias=False)
+        self.conv2 = nn.Conv2d(4, 6, 3, stride=2, padding=1, bias=False)
+        self.head = nn.Linear(6, 5, bias=False)
+
+    def forward(self, x: torch.Tensor, labels: torch.Tensor) -> torch.Tensor:
+        h = self.conv2(F.relu(self.conv1(x)))
+        return F.cross_entropy(self.head(h.mean((2, 3))), labels)
+
+
+def test_float32_training_step_convolution_flops_count_no_inserted_zeros() -> None:
+    """The cost report's convolution FLOPs of a float32 training step, counted by
+    hand from the shapes (2 x multiply-adds): each forward convolution 2 x output
+    elements x in-channels x 9, its weight gradient the same, and conv2's input
+    gradient (a transposed convolution of its output gradient) 2 x output-gradient
+    elements x in-channels x 9, as the forward (conv1's input, the image, wants
+    none). Before tconv23 that input gradient was a direct convolution of the
+    gradient spread with the stride's zeros, counted over conv2's 5x5 input:
+    2 x 2x4x5x5 x 6 x 9 = 21,600 FLOPs, not 7,776 (modeled FLOPs, sn40l)."""
+    program = rducc.compile_training(TwoStridedConvs(), (torch.randn(2, 3, 9, 9), torch.tensor([1, 3])),
+                                     optimizer=None, opt_level=0)
+    conv1 = 2 * (2 * 4 * 5 * 5) * 3 * 9  # forward and weight gradient: 10,800 each
+    conv2 = 2 * (2 * 6 * 3 * 3) * 4 * 9  # forward, weight gradient and input gradient: 7,776 each
+    kernels = [k for k in program.simulate().kernels if set(k.ops_fused) == {"rdu.conv"}]
+    assert sorted(k.flops for k in kernels) == sorted([conv1, conv1, conv2, conv2, conv2]), kernels
