@@ -235,6 +235,7 @@ def _training_backend(graph: torch.fx.GraphModule, example_inputs: Sequence[Any]
     """Forward and backward graphs (Core ATen, from AOT autograd) each compiled by rducc."""
     from torch._dynamo.backends.common import aot_autograd
 
+    from rducc.training.autocast_cache import shared_autocast_casts_in_graph
     from rducc.training.linalg_gradients import checks_without_effects
 
     def part(name: str, fallback: bool) -> Callable[[torch.fx.GraphModule, Sequence[Any]], Callable[..., Any]]:
@@ -260,6 +261,8 @@ def _training_backend(graph: torch.fx.GraphModule, example_inputs: Sequence[Any]
     # a refused forward raises to `rducc_backend`, which runs the whole graph in eager
     backend = aot_autograd(fw_compiler=part("forward", fallback=False), bw_compiler=part("backward", fallback=True),
                            decompositions=_backward_decompositions())
+    # AOT autograd traces with autocast's weight cache off: a weight autocast casts several times is cast once
+    shared_autocast_casts_in_graph(graph)
     with checks_without_effects():  # no effect token as a graph input (rducc drops linalg's checks)
         return backend(graph, example_inputs)
 

@@ -97,6 +97,36 @@ def test_bf16_layer_norm_gradients_are_eagers_kernels():
     _assert_same_gradients(model, eager, rtol=0, atol=0)
 
 
+class _AppliedThrice(nn.Module):
+    """One Linear applied three times (held-out round 13's `adaptive_depth`) beside a LayerNorm autocast keeps
+    in float32."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.layer, self.norm, self.head = nn.Linear(6, 6), nn.LayerNorm(6), nn.Linear(6, 3)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        for _ in range(3):
+            x = x + torch.tanh(self.layer(self.norm(x)))
+        return self.head(x)
+
+
+def test_a_layer_applied_several_times_under_autocast_sums_its_gradients_as_eager():
+    """Under an autocast the user enters around the compiled call, eager casts the shared weight once (its
+    cache) and sums the three uses' gradients in bf16; AOT autograd traces with the cache off, so the backend
+    writes the cache into Dynamo's graph first (`shared_autocast_casts_in_graph`): gradients equal to eager
+    autocast's bit for bit (without it `layer.weight` is a bf16 rounding off)."""
+    torch.manual_seed(0)
+    model, x, labels = _AppliedThrice(), torch.randn(5, 6), torch.tensor([0, 1, 2, 0, 1])
+
+    def loss_of(logits: torch.Tensor) -> torch.Tensor:
+        return F.cross_entropy(logits.float(), labels)
+
+    with torch.autocast("cpu", torch.bfloat16):
+        model, eager = _train_step(model, (x,), loss_of, {"opt_level": 0})
+    _assert_same_gradients(model, eager, rtol=0, atol=0)
+
+
 def test_tiny_transformer_from_transformers():
     from transformers import LlamaConfig, LlamaForCausalLM
 
