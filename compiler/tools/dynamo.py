@@ -237,6 +237,7 @@ def _training_backend(graph: torch.fx.GraphModule, example_inputs: Sequence[Any]
 
     from rducc.training.autocast_cache import shared_autocast_casts_in_graph
     from rducc.training.linalg_gradients import checks_without_effects
+    from rducc.training.saved_statistics import partition_recomputing_statistics
 
     def part(name: str, fallback: bool) -> Callable[[torch.fx.GraphModule, Sequence[Any]], Callable[..., Any]]:
         refusal = eager_once(name)
@@ -260,7 +261,7 @@ def _training_backend(graph: torch.fx.GraphModule, example_inputs: Sequence[Any]
     TRAINING_PARTS.clear()
     # a refused forward raises to `rducc_backend`, which runs the whole graph in eager
     backend = aot_autograd(fw_compiler=part("forward", fallback=False), bw_compiler=part("backward", fallback=True),
-                           decompositions=_backward_decompositions())
+                           decompositions=_backward_decompositions(), partition_fn=partition_recomputing_statistics)
     # AOT autograd traces with autocast's weight cache off: a weight autocast casts several times is cast once
     shared_autocast_casts_in_graph(graph)
     with checks_without_effects():  # no effect token as a graph input (rducc drops linalg's checks)

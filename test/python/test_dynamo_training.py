@@ -98,24 +98,27 @@ def test_bf16_layer_norm_gradients_are_eagers_kernels():
 
 
 class _AppliedThrice(nn.Module):
-    """One Linear applied three times (held-out round 13's `adaptive_depth`) beside a LayerNorm autocast keeps
-    in float32."""
+    """One Linear applied three times (held-out round 13's `adaptive_depth`) after a LayerNorm whose input
+    is bf16 under autocast and whose weight and bias stay float32 (the CPU kernel's mixed-type path)."""
 
     def __init__(self) -> None:
         super().__init__()
-        self.layer, self.norm, self.head = nn.Linear(6, 6), nn.LayerNorm(6), nn.Linear(6, 3)
+        self.inp, self.layer, self.norm, self.head = nn.Linear(6, 6), nn.Linear(6, 6), nn.LayerNorm(6), nn.Linear(6, 3)
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
+        h = self.inp(x)
         for _ in range(3):
-            x = x + torch.tanh(self.layer(self.norm(x)))
-        return self.head(x)
+            h = h + torch.tanh(self.layer(self.norm(h)))
+        return self.head(h)
 
 
-def test_a_layer_applied_several_times_under_autocast_sums_its_gradients_as_eager():
-    """Under an autocast the user enters around the compiled call, eager casts the shared weight once (its
-    cache) and sums the three uses' gradients in bf16; AOT autograd traces with the cache off, so the backend
-    writes the cache into Dynamo's graph first (`shared_autocast_casts_in_graph`): gradients equal to eager
-    autocast's bit for bit (without it `layer.weight` is a bf16 rounding off)."""
+def test_bf16_autocast_gradients_are_eager_autocasts():
+    """Under an autocast the user enters around the compiled call, gradients equal eager autocast's bit for
+    bit. Eager casts the shared weight once (its cache) and sums the three uses' gradients in bf16; AOT
+    autograd traces with the cache off, so the backend writes the cache into Dynamo's graph first
+    (`shared_autocast_casts_in_graph`; without it `layer.weight` is a bf16 rounding off). The mixed-type
+    layer norm's float32 statistics are recomputed in the backward program (`saved_statistics`; saved
+    between the two programs in torch's declared bf16, `norm.weight` and `inp.weight` were off)."""
     torch.manual_seed(0)
     model, x, labels = _AppliedThrice(), torch.randn(5, 6), torch.tensor([0, 1, 2, 0, 1])
 
