@@ -95,9 +95,12 @@ def _casts_made(node: torch.fx.Node, key: str, value: torch.Tensor, device: str,
     `node` (a call_function or call_method) runs on its inputs' fake values
     (`node.meta[key]`); 0 for a node that does not run on them alone."""
     args, kwargs = torch.fx.node.map_arg((node.args, node.kwargs), lambda n: n.meta.get(key))
-    call: Callable[..., Any] = node.target if node.op == "call_function" else getattr(args[0], str(node.target))
     if node.op == "call_method":
-        args = args[1:]
+        call, args = getattr(args[0], str(node.target)), args[1:]
+    elif callable(node.target):
+        call = node.target
+    else:
+        return 0
     with _watching_casts(value, dtype) as casts, _autocast_without_cache(device, dtype), torch.no_grad():
         try:
             call(*args, **kwargs)
@@ -149,9 +152,10 @@ def _regions(graph: torch.fx.GraphModule) -> dict[torch.fx.Node, _Region]:
     """The autocast each node runs under where one is on (and its cache): the
     compile-time state (`torch.is_autocast_enabled`), with the graph's
     `_enter_autocast` / `_exit_autocast` calls pushed and popped over it."""
-    ambient = [(_Region("ambient", device, torch.get_autocast_dtype(device)), torch.is_autocast_cache_enabled())
-               for device in ("cpu", "cuda") if torch.is_autocast_enabled(device)]
-    stack: list[tuple[_Region | None, bool]] = ambient[:1]
+    ambient: list[tuple[_Region | None, bool]] = [
+        (_Region("ambient", device, torch.get_autocast_dtype(device)), torch.is_autocast_cache_enabled())
+        for device in ("cpu", "cuda") if torch.is_autocast_enabled(device)]
+    stack = ambient[:1]
     found: dict[torch.fx.Node, _Region] = {}
     for node in graph.graph.nodes:
         if node.target is torch.amp.autocast_mode._enter_autocast:
@@ -163,7 +167,7 @@ def _regions(graph: torch.fx.GraphModule) -> dict[torch.fx.Node, _Region]:
         elif node.target is torch.amp.autocast_mode._exit_autocast and stack:
             stack.pop()
         elif stack and stack[-1][0] is not None and stack[-1][1]:
-            found[node] = stack[-1][0]  # type: ignore[assignment]
+            found[node] = stack[-1][0]
     return found
 
 
