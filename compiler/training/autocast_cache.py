@@ -172,6 +172,7 @@ def _regions(graph: torch.fx.GraphModule) -> dict[torch.fx.Node, _Region]:
 
 
 def _position(graph: torch.fx.Graph) -> Callable[[torch.fx.Node], int]:
+    """A sort key: each node's place in `graph`."""
     order = {node: index for index, node in enumerate(graph.nodes)}
     return order.__getitem__
 
