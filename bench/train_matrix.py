@@ -81,11 +81,13 @@ from __future__ import annotations
 
 import argparse
 import copy
+import itertools
 import math
 import sys
 import time
 import traceback
 from collections import Counter
+from collections.abc import Callable
 from dataclasses import dataclass, replace
 from functools import partial
 from pathlib import Path
@@ -403,35 +405,24 @@ def _styles(plan: TpPlan) -> str:
     return ", ".join(f"{n} {style}" for style, n in sorted(counts.items())) + head
 
 
-def run_dynamo(model_name: str, level: int) -> tuple[float, str]:
-    """One forward and backward through torch.compile(backend="rducc") against eager's gradients."""
-    from rducc.program import Program
-
+def run_dynamo(model_name: str, level: int, precision: str = "fp32") -> tuple[float, str]:
+    """One forward and backward through torch.compile(backend="rducc") against eager's gradients; in
+    bf16 both under CPU autocast (entered around the compiled call, loss included, as `Around.step`)."""
     case = CASES[model_name]
     model, example = case.build()
     model = _no_dropout(model.train())
-    eager = copy.deepcopy(model)
+    eager, float32 = copy.deepcopy(model), copy.deepcopy(model)
     x, y = batches(case, example[0], 1, seed=100)[0]
+    autocast = precision == "bf16"
     torch._dynamo.reset()
     compiled = torch.compile(model, backend="rducc", options={"opt_level": level})
-    calls = [0]
-    run_program = Program.__call__
-
-    def counted(self: Program, *args: Any, **named: Any) -> Any:
-        calls[0] += 1
-        return run_program(self, *args, **named)
-
-    Program.__call__ = counted  # type: ignore[method-assign]
-    # Dynamo traces nn.LSTM / nn.GRU / nn.RNN only with allow_rnn (else it runs them, and the frame, in eager)
-    recurrent = any(isinstance(module, torch.nn.RNNBase) for module in model.modules())
-    try:
-        with torch._dynamo.config.patch(allow_rnn=recurrent):
-            case.loss(compiled(x), y).backward()
-    finally:
-        Program.__call__ = run_program  # type: ignore[method-assign]
-    case.loss(eager(x), y).backward()
-    if calls[0] < 2:
-        return float("nan"), f"FAIL rducc ran {calls[0]} programs: graphs ran in eager"
+    calls = _programs_run(lambda: _backward(case, compiled, x, y, autocast, model))
+    _backward(case, eager, x, y, autocast)
+    if calls < 2:
+        return float("nan"), f"FAIL rducc ran {calls} programs: graphs ran in eager"
+    if autocast:
+        _backward(case, float32, x, y, False)
+        return _mixed_gradients_verdict(model, eager, float32)
     worst, verdict = 0.0, "ok"
     for (name, got), want in zip(model.named_parameters(), eager.parameters()):
         if want.grad is None or got.grad is None:
@@ -442,6 +433,58 @@ def run_dynamo(model_name: str, level: int) -> tuple[float, str]:
         if not torch.allclose(got.grad, want.grad, rtol=GRAD_RTOL, atol=GRAD_ATOL):
             verdict = f"FAIL {name}: gradient off by {(got.grad - want.grad).abs().max().item():.3g}"
     return worst, verdict
+
+
+def _backward(case: Case, model: Any, x: Any, y: Any, autocast: bool, module: torch.nn.Module | None = None) -> None:
+    """The case's loss of `model` on (x, y), backward; the forward under bf16 autocast if `autocast`
+    (Dynamo traces nn.LSTM / nn.GRU / nn.RNN only with allow_rnn, else it runs them, and the frame, in eager)."""
+    recurrent = module is not None and any(isinstance(m, torch.nn.RNNBase) for m in module.modules())
+    with torch._dynamo.config.patch(allow_rnn=recurrent), torch.autocast("cpu", torch.bfloat16, enabled=autocast):
+        value = case.loss(model(x), y)
+    value.backward()
+
+
+def _programs_run(run: Callable[[], None]) -> int:
+    """How many rducc Programs `run` called."""
+    from rducc.program import Program
+
+    calls = [0]
+    run_program = Program.__call__
+
+    def counted(self: Program, *args: Any, **named: Any) -> Any:
+        calls[0] += 1
+        return run_program(self, *args, **named)
+
+    Program.__call__ = counted  # type: ignore[method-assign]
+    try:
+        run()
+    finally:
+        Program.__call__ = run_program  # type: ignore[method-assign]
+    return calls[0]
+
+
+def _mixed_gradients_verdict(model: torch.nn.Module, autocast: torch.nn.Module,
+                             float32: torch.nn.Module) -> tuple[float, str]:
+    """bf16 through the backend: ok when every gradient equals eager autocast's by the float32 bar, or
+    when rducc's gradients are no farther from float32 eager's than eager autocast's are (the largest
+    element over all gradients, as `mixed_precision_verdict`); the distance from autocast returned."""
+    from_autocast = from_float32 = budget = 0.0
+    equal, off = True, ""
+    for (name, got), want, exact in zip(model.named_parameters(), autocast.parameters(), float32.parameters()):
+        if want.grad is None or got.grad is None:
+            if (want.grad is None) != (got.grad is None):
+                return float("nan"), f"FAIL {name}: gradient missing"
+            continue
+        distance = (got.grad - want.grad).abs().max().item()
+        if distance > from_autocast:
+            from_autocast, off = distance, name
+        equal &= torch.allclose(got.grad, want.grad, rtol=GRAD_RTOL, atol=GRAD_ATOL)
+        from_float32 = max(from_float32, (got.grad - exact.grad).abs().max().item())
+        budget = max(budget, (want.grad - exact.grad).abs().max().item())
+    if equal:
+        return from_autocast, f"ok, equal to autocast (autocast from fp32 {budget:.3g})"
+    text = f"rducc / autocast from fp32 {from_float32:.3g} / {budget:.3g}; largest from autocast: {off}"
+    return from_autocast, ("ok (" if from_float32 <= budget else "FAIL (") + text + ")"
 
 
 def main(argv: list[str] | None = None) -> None:
@@ -483,17 +526,19 @@ def main(argv: list[str] | None = None) -> None:
                               f"{param:.3g} | {time.perf_counter() - start:.0f} | {time.process_time() - start_cpu:.0f} | "
                               f"{verdict} |", flush=True)
     if not args.no_dynamo:
-        print("\n| model | -O | torch.compile grad max abs diff | verdict |\n| --- | --- | --- | --- |")
+        print("\n| model | -O | precision | torch.compile grad max abs diff | verdict |\n"
+              "| --- | --- | --- | --- | --- |")
         for model in args.models.split(","):
-            for level in (int(x) for x in args.levels.split(",")):
+            for level, precision in itertools.product((int(x) for x in args.levels.split(",")),
+                                                      args.precisions.split(",")):
                 try:
-                    worst, verdict = run_dynamo(model, level)
+                    worst, verdict = run_dynamo(model, level, precision)
                 except Exception as error:  # noqa: BLE001
                     if args.trace:
                         traceback.print_exc()
                     worst, verdict = float("nan"), f"FAIL {type(error).__name__}: {str(error).splitlines()[0][:120]}"
                 failures += verdict.startswith("FAIL")
-                print(f"| {model} | {level} | {worst:.3g} | {verdict} |", flush=True)
+                print(f"| {model} | {level} | {precision} | {worst:.3g} | {verdict} |", flush=True)
     print(f"\n{failures} failing cells", flush=True)
     sys.exit(1 if failures else 0)
 

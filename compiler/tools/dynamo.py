@@ -235,7 +235,9 @@ def _training_backend(graph: torch.fx.GraphModule, example_inputs: Sequence[Any]
     """Forward and backward graphs (Core ATen, from AOT autograd) each compiled by rducc."""
     from torch._dynamo.backends.common import aot_autograd
 
+    from rducc.training.autocast_cache import shared_autocast_casts_in_graph
     from rducc.training.linalg_gradients import checks_without_effects
+    from rducc.training.saved_statistics import partition_recomputing_statistics
 
     def part(name: str, fallback: bool) -> Callable[[torch.fx.GraphModule, Sequence[Any]], Callable[..., Any]]:
         refusal = eager_once(name)
@@ -259,9 +261,34 @@ def _training_backend(graph: torch.fx.GraphModule, example_inputs: Sequence[Any]
     TRAINING_PARTS.clear()
     # a refused forward raises to `rducc_backend`, which runs the whole graph in eager
     backend = aot_autograd(fw_compiler=part("forward", fallback=False), bw_compiler=part("backward", fallback=True),
-                           decompositions=_backward_decompositions())
+                           decompositions=_backward_decompositions(), partition_fn=partition_recomputing_statistics)
+    # AOT autograd traces with autocast's weight cache off: a weight autocast casts several times is cast once
+    shared_autocast_casts_in_graph(graph)
+    _attention_as_eager(graph)
     with checks_without_effects():  # no effect token as a graph input (rducc drops linalg's checks)
         return backend(graph, example_inputs)
+
+
+def _attention_as_eager(graph: torch.fx.GraphModule) -> None:
+    """Dynamo's `scaled_dot_product_attention` calls traced as `compile_training`'s joint graph traces them
+    (`rducc.training.attention.attention_as_eager`: autocast's casts, then float32 math or, on 16-bit inputs,
+    the fused CPU kernel's roundings), not as AOT autograd's flash-attention op and its opaque backward: under
+    bf16 autocast those were a bf16 rounding off eager's forward and gradients."""
+    from rducc.training.attention import attention_as_eager, prepare_autocast
+
+    found = [node for node in graph.graph.nodes
+             if node.op == "call_function" and node.target is torch.nn.functional.scaled_dot_product_attention]
+    if not found:
+        return
+    regions = [(device, torch.get_autocast_dtype(device)) for device in ("cpu", "cuda")
+               if torch.is_autocast_enabled(device)]
+    regions += [(str(node.args[0]), node.args[1]) for node in graph.graph.nodes
+                if node.target is torch.amp.autocast_mode._enter_autocast and isinstance(node.args[1], torch.dtype)]
+    with _outside_tracing():
+        prepare_autocast(regions)
+    for node in found:
+        node.target = attention_as_eager
+    graph.recompile()
 
 
 def _backward_decompositions() -> dict[Any, Callable[..., Any]]:

@@ -18,13 +18,22 @@ explicitly, and those ops read the cast (autocast leaves an input already in
 its dtype alone). Which ops autocast casts it for, and how often, is asked of
 autocast itself, each op run once on the region's fake values
 (`_casting_uses`), not a list restated here.
+
+`shared_autocast_casts_in_graph` does the same for the torch.compile
+backend, on the graph Dynamo hands over (torch-level calls, before AOT
+autograd traces its joint graph with the same cache off): the autocast
+state each node runs under is the one at compile time (an autocast the
+user entered around the compiled call) with the graph's own
+`_enter_autocast` / `_exit_autocast` regions on top; casts are shared
+within one outermost region, as eager's cache is (it is cleared when the
+outermost autocast exits).
 """
 
 from __future__ import annotations
 
 import contextlib
-from collections.abc import Iterator
-from typing import Any
+from collections.abc import Callable, Iterator
+from typing import Any, NamedTuple
 
 import torch
 from torch.utils._python_dispatch import TorchDispatchMode
@@ -73,19 +82,109 @@ def _casting_uses(parameter: torch.fx.Node, device: str, dtype: torch.dtype) -> 
     how many times each casts it (an `nn.RNN` op casts its weights once per
     step): each run on its inputs' fake values under autocast, watching."""
     found = {}
-    value = parameter.meta["val"]
     for user in parameter.users:
-        if not isinstance(user.target, torch._ops.OpOverload):
-            continue
-        args, kwargs = torch.fx.node.map_arg((user.args, user.kwargs), lambda n: n.meta.get("val"))
-        with _watching_casts(value, dtype) as casts, _autocast_without_cache(device, dtype), torch.no_grad():
-            try:
-                user.target(*args, **kwargs)
-            except Exception:  # an op that does not run on its fake values alone: not shared
-                continue
-        if casts:
-            found[user] = len(casts)
+        if isinstance(user.target, torch._ops.OpOverload):
+            casts = _casts_made(user, "val", parameter.meta["val"], device, dtype)
+            if casts:
+                found[user] = casts
     return found
+
+
+def _casts_made(node: torch.fx.Node, key: str, value: torch.Tensor, device: str, dtype: torch.dtype) -> int:
+    """How many times autocast to `dtype` on `device` casts `value` when
+    `node` (a call_function or call_method) runs on its inputs' fake values
+    (`node.meta[key]`); 0 for a node that does not run on them alone."""
+    args, kwargs = torch.fx.node.map_arg((node.args, node.kwargs), lambda n: n.meta.get(key))
+    if node.op == "call_method":
+        call, args = getattr(args[0], str(node.target)), args[1:]
+    elif callable(node.target):
+        call = node.target
+    else:
+        return 0
+    with _watching_casts(value, dtype) as casts, _autocast_without_cache(device, dtype), torch.no_grad():
+        try:
+            call(*args, **kwargs)
+        except Exception:  # an op that does not run on its fake values alone: not shared
+            return 0
+    return len(casts)
+
+
+class _Region(NamedTuple):
+    """The autocast a node of a Dynamo graph runs under: `scope` names the
+    outermost region (one cache), None where autocast is off."""
+
+    scope: object
+    device: str
+    dtype: torch.dtype
+
+
+def shared_autocast_casts_in_graph(graph: torch.fx.GraphModule) -> torch.fx.GraphModule:
+    """`graph` (a Dynamo graph, changed in place) with autocast's weight cache
+    written out: in each outermost autocast region, a trained float32
+    parameter autocast casts more than once is cast once, explicitly, before
+    its first such use, and those uses read the cast (the module docstring)."""
+    regions = _regions(graph)
+    changed = False
+    for parameter in [n for n in graph.graph.nodes if n.op == "placeholder" and _trained(n.meta.get("example_value"))]:
+        casts_by_region: dict[_Region, dict[torch.fx.Node, int]] = {}
+        for user in parameter.users:
+            region = regions.get(user)
+            if region is not None and user.op in ("call_function", "call_method"):
+                casts = _casts_made(user, "example_value", parameter.meta["example_value"], region.device,
+                                    region.dtype)
+                if casts:
+                    casts_by_region.setdefault(region, {})[user] = casts
+        for region, uses in casts_by_region.items():
+            if sum(uses.values()) > 1:
+                _read_one_cast(graph.graph, parameter, sorted(uses, key=_position(graph.graph)), region.dtype)
+                changed = True
+    if changed:
+        graph.recompile()
+    return graph
+
+
+def _trained(value: Any) -> bool:
+    """A float32 tensor that requires grad: a leaf autocast caches."""
+    return isinstance(value, torch.Tensor) and value.requires_grad and value.dtype == torch.float32
+
+
+def _regions(graph: torch.fx.GraphModule) -> dict[torch.fx.Node, _Region]:
+    """The autocast each node runs under where one is on (and its cache): the
+    compile-time state (`torch.is_autocast_enabled`), with the graph's
+    `_enter_autocast` / `_exit_autocast` calls pushed and popped over it."""
+    ambient: list[tuple[_Region | None, bool]] = [
+        (_Region("ambient", device, torch.get_autocast_dtype(device)), torch.is_autocast_cache_enabled())
+        for device in ("cpu", "cuda") if torch.is_autocast_enabled(device)]
+    stack = ambient[:1]
+    found: dict[torch.fx.Node, _Region] = {}
+    for node in graph.graph.nodes:
+        if node.target is torch.amp.autocast_mode._enter_autocast:
+            device, dtype, enabled, cache = (list(node.args) + [None] * 4)[:4]
+            scope = stack[0][0].scope if stack and stack[0][0] is not None else node
+            on = enabled is not False and isinstance(dtype, torch.dtype)
+            stack.append((_Region(scope, str(device), dtype) if on else None,
+                          torch.is_autocast_cache_enabled() if cache is None else bool(cache)))
+        elif node.target is torch.amp.autocast_mode._exit_autocast and stack:
+            stack.pop()
+        elif stack and stack[-1][0] is not None and stack[-1][1]:
+            found[node] = stack[-1][0]
+    return found
+
+
+def _position(graph: torch.fx.Graph) -> Callable[[torch.fx.Node], int]:
+    """A sort key: each node's place in `graph`."""
+    order = {node: index for index, node in enumerate(graph.nodes)}
+    return order.__getitem__
+
+
+def _read_one_cast(graph: torch.fx.Graph, parameter: torch.fx.Node, users: list[torch.fx.Node],
+                   dtype: torch.dtype) -> None:
+    """One cast of `parameter` to `dtype` before the first of `users`, which read it."""
+    with graph.inserting_before(users[0]):
+        cast = graph.call_function(_TO_COPY, (parameter,), {"dtype": dtype})
+    cast.meta["example_value"] = _cast_value(parameter.meta["example_value"], dtype)
+    for user in users:
+        user.replace_input_with(parameter, cast)
 
 
 @contextlib.contextmanager

@@ -97,6 +97,43 @@ def test_bf16_layer_norm_gradients_are_eagers_kernels():
     _assert_same_gradients(model, eager, rtol=0, atol=0)
 
 
+class _AppliedThrice(nn.Module):
+    """One Linear applied three times (held-out round 13's `adaptive_depth`) after a LayerNorm whose input
+    is bf16 under autocast and whose weight and bias stay float32 (the CPU kernel's mixed-type path), after
+    a causal self-attention (`scaled_dot_product_attention`, 2 heads of 3 over the 5 rows)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.inp, self.layer, self.norm, self.head = nn.Linear(6, 6), nn.Linear(6, 6), nn.LayerNorm(6), nn.Linear(6, 3)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        h = self.inp(x)
+        heads = h.view(1, 5, 2, 3).transpose(1, 2)
+        h = h + F.scaled_dot_product_attention(heads, heads, heads, is_causal=True).transpose(1, 2).reshape(5, 6)
+        for _ in range(3):
+            h = h + torch.tanh(self.layer(self.norm(h)))
+        return self.head(h)
+
+
+def test_bf16_autocast_gradients_are_eager_autocasts():
+    """Under an autocast the user enters around the compiled call, gradients equal eager autocast's bit for
+    bit. Eager casts the shared weight once (its cache) and sums the three uses' gradients in bf16; AOT
+    autograd traces with the cache off, so the backend writes the cache into Dynamo's graph first
+    (`shared_autocast_casts_in_graph`; without it `layer.weight` is a bf16 rounding off). The mixed-type
+    layer norm's float32 statistics are recomputed in the backward program (`saved_statistics`; saved
+    between the two programs in torch's declared bf16, `norm.weight` and `inp.weight` were off). Attention is
+    traced as the joint graph traces it (`attention_as_eager`; as AOT's flash-attention op, `inp.weight` off)."""
+    torch.manual_seed(0)
+    model, x, labels = _AppliedThrice(), torch.randn(5, 6), torch.tensor([0, 1, 2, 0, 1])
+
+    def loss_of(logits: torch.Tensor) -> torch.Tensor:
+        return F.cross_entropy(logits.float(), labels)
+
+    with torch.autocast("cpu", torch.bfloat16):
+        model, eager = _train_step(model, (x,), loss_of, {"opt_level": 0})
+    _assert_same_gradients(model, eager, rtol=0, atol=0)
+
+
 def test_tiny_transformer_from_transformers():
     from transformers import LlamaConfig, LlamaForCausalLM
 
