@@ -1,14 +1,17 @@
-"""A fork server for the lit suite's `rducc-opt`, `rducc` and `rducc-run` RUN lines,
-and its `%python` scripts (lit.cfg.py starts it).
+"""A fork server for the lit suite's `rducc-opt`, `rducc`, `rducc-run` and `filecheck`
+RUN lines, and its `%python` scripts (lit.cfg.py starts it).
 
 Most RUN lines start `rducc-opt`, and a fresh Python spends more CPU importing
 xDSL, rducc's dialects and passes (and torch, for some) than most tests spend
 compiling. This server imports them once; the tools on the suite's PATH
 (lit_fork/client) send it their arguments, directory, environment and standard
 streams, and a forked copy of the warm server runs the tool's own entry point
-(rducc.tools.entry) on them, as the installed script would, and reports its exit
-status. The server exits when its standard input closes (the lit process that
-started it ended).
+(rducc.tools.entry) on them, as the installed script would, and the server
+reports its exit status. `filecheck` runs in a light server beside it, forked
+before the warm imports: a fork's cost grows with the forking process's memory.
+The servers exit when their standard input closes (the lit process that started
+them ended). RDUCC_LIT_CPU_LOG=FILE appends each request's CPU seconds and
+command line to FILE.
 """
 
 from __future__ import annotations
@@ -16,8 +19,10 @@ from __future__ import annotations
 import atexit
 import builtins
 import gc
-import json
+import io
+import marshal
 import os
+import resource
 import runpy
 import select
 import signal
@@ -27,7 +32,7 @@ import tempfile
 import traceback
 
 MESSAGE_BYTES = 1 << 20
-"""The largest request: arguments and environment, as JSON."""
+"""The largest request: arguments and environment, marshalled (client)."""
 
 
 def warm() -> None:
@@ -80,28 +85,44 @@ def run_python(args: list[str]) -> object:
     os.execv(sys.executable, [sys.executable, *args])
 
 
+def run_filecheck() -> object:
+    """`filecheck` (the `filecheck` package's script: its `main` on sys.argv, its
+    exit status; the messages and the stdin it reads are the client's streams)."""
+    from filecheck.main import main
+
+    return main()
+
+
+def fresh_standard_streams() -> None:
+    """sys.stdin, sys.stdout and sys.stderr made again on the client's streams (fds
+    0-2), as a fresh interpreter makes them: the server's own were made for ITS
+    streams (a file's seekability, which `reconfigure` then relies on; a pipe's
+    buffering), and the client's may be another kind."""
+    for fd, name in enumerate(("stdin", "stdout", "stderr")):
+        old = getattr(sys, name)
+        interactive = os.isatty(fd)
+        binary = io.open(fd, "rb" if fd == 0 else "wb", closefd=False)
+        setattr(sys, name, io.TextIOWrapper(binary, encoding=old.encoding, errors=old.errors, newline="\n",
+                                            line_buffering=interactive or fd == 2))
+
+
 def run_tool(request: dict, streams: list[int]) -> None:
     """In the forked child: become the tool the client was started as (`rducc-opt`,
-    `rducc`, `rducc-run`) in its directory, environment, umask and streams; exit as
-    that process would."""
-    from rducc.tools import entry
-
+    `rducc`, `rducc-run`, `filecheck`, `python-fork`) in its directory,
+    environment, umask and streams; exit as that process would."""
     for target, fd in enumerate(streams):
         os.dup2(fd, target)
         os.close(fd)
+    fresh_standard_streams()
     os.chdir(request["cwd"])
     os.umask(request.get("umask", 0o22))
     os.environ.clear()
     os.environ.update(request["env"])
     tempfile.tempdir = None  # found again from this environment's TMPDIR, as a fresh process would
     sys.argv = request["argv"]
-    signal.signal(signal.SIGCHLD, signal.SIG_DFL)
     tool = os.path.basename(sys.argv[0])
     try:
-        if tool == PYTHON:
-            code = exit_code(run_python(sys.argv[1:]))
-        else:
-            code = exit_code(getattr(entry, tool.replace("-", "_"))())
+        code = exit_code(run_named(tool))
     except SystemExit as stop:
         code = exit_code(stop.code)
     except BaseException:  # what an uncaught exception does to a fresh interpreter
@@ -116,60 +137,159 @@ def run_tool(request: dict, streams: list[int]) -> None:
     os._exit(code)
 
 
-def handle(connection: socket.socket) -> None:
-    """In a child of the server: run one request in a grandchild and send back its exit status."""
-    signal.signal(signal.SIGCHLD, signal.SIG_DFL)
-    message, streams, _, _ = socket.recv_fds(connection, MESSAGE_BYTES, 3)
-    request = json.loads(message)
-    pid = os.fork()
-    if pid == 0:
-        connection.close()
-        run_tool(request, streams)
-    for fd in streams:
-        os.close(fd)
-    code = os.waitstatus_to_exitcode(os.waitpid(pid, 0)[1])
-    connection.sendall(str(code if code >= 0 else 128 - code).encode())
+def run_named(tool: str) -> object:
+    """Run `tool` (the client's name) on sys.argv; what its entry point returns."""
+    if tool == PYTHON:
+        return run_python(sys.argv[1:])
+    if tool == FILECHECK:
+        return run_filecheck()
+    from rducc.tools import entry
+
+    return getattr(entry, tool.replace("-", "_"))()
+
+
+FILECHECK = "filecheck"
+"""The tool the light server (`light_path`) runs: it needs none of torch or xDSL,
+and a fork copies the page tables of the whole forking process (tens of ms of
+system time from the warm server, about 2 from one that imported only FileCheck)."""
+
+
+def light_path(path: str) -> str:
+    """The light server's socket beside the server's `path` (the client's rule too)."""
+    return path + "-" + FILECHECK
+
+
+_RUNNING: dict[int, tuple[socket.socket, list[str]]] = {}
+"""Each running request's child: the connection its exit status goes back on, and
+its command line (for RDUCC_LIT_CPU_LOG)."""
 
 
 def reap(*_: object) -> None:
-    """Wait for every child that has ended (so that its CPU time counts as the server's)."""
+    """Wait for every child that has ended (so that its CPU time counts as the
+    server's) and send each request's exit status to its client."""
+    while True:
+        try:
+            pid, status, usage = os.wait4(-1, os.WNOHANG)
+        except ChildProcessError:
+            return
+        if not pid:
+            return
+        finish(pid, status, usage)
+
+
+def finish(pid: int, status: int, usage: resource.struct_rusage) -> None:
+    """Child `pid` ended: its request's exit status goes back to the client."""
+    connection, argv = _RUNNING.pop(pid, (None, []))
+    if connection is None:
+        return
+    log_cpu(usage, argv)
+    code = os.waitstatus_to_exitcode(status)
     try:
-        while os.waitpid(-1, os.WNOHANG)[0]:
-            pass
-    except ChildProcessError:
-        pass
+        connection.sendall(str(code if code >= 0 else 128 - code).encode())
+    except OSError:
+        pass  # the client is gone
+    connection.close()
+
+
+def log_cpu(usage: resource.struct_rusage, argv: list[str]) -> None:
+    """With RDUCC_LIT_CPU_LOG=FILE, append the request's CPU seconds (user + system)
+    and command line to FILE: which RUN lines cost the suite's time."""
+    log = os.environ.get("RDUCC_LIT_CPU_LOG")
+    if log:
+        with open(log, "a") as out:
+            out.write(f"{usage.ru_utime + usage.ru_stime:.3f}\t{' '.join(argv)}\n")
+
+
+def start(connection: socket.socket, listener: socket.socket) -> None:
+    """Receive one request and run it in a child of the server; `reap` sends its
+    exit status back when the child ends (one fork a request)."""
+    try:
+        message, streams, _, _ = socket.recv_fds(connection, MESSAGE_BYTES, 3)
+        request = marshal.loads(message)
+    except (OSError, ValueError, EOFError, TypeError):
+        connection.close()
+        return
+    signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGCHLD})  # no reap before the child is recorded
+    try:
+        pid = os.fork()
+        if pid == 0:
+            try:
+                signal.signal(signal.SIGCHLD, signal.SIG_DFL)
+                signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGCHLD})
+                for other in (listener, connection, *(c for c, _ in _RUNNING.values())):
+                    other.close()
+                run_tool(request, streams)
+            finally:
+                os._exit(70)
+        _RUNNING[pid] = (connection, request["argv"])
+    finally:
+        for fd in streams:
+            os.close(fd)
+        signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGCHLD})
+
+
+def listening(path: str) -> socket.socket:
+    """A listening socket bound to `path` (clients queue on it from now on)."""
+    listener = socket.socket(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+    listener.bind(path)
+    listener.listen(64)
+    return listener
+
+
+def answer(listener: socket.socket) -> None:
+    """Answer requests on `listener` until standard input closes."""
+    signal.signal(signal.SIGCHLD, reap)
+    while 0 not in select.select([listener, 0], [], [])[0]:
+        connection, _ = listener.accept()
+        start(connection, listener)
+    listener.close()
+
+
+def wait_for_children() -> None:
+    """Wait for every child still running (answering its client)."""
+    signal.signal(signal.SIGCHLD, signal.SIG_DFL)
+    while True:
+        try:
+            finish(*os.wait4(-1, 0))
+        except ChildProcessError:
+            return
+
+
+def serve_light(listener: socket.socket) -> None:
+    """The light server (in a child forked before `warm`): FileCheck alone."""
+    import filecheck.main  # noqa: F401
+
+    gc.collect()
+    gc.freeze()
+    answer(listener)
+    wait_for_children()
 
 
 def serve(path: str) -> None:
     """Answer requests on the socket `path` (in a directory of its own, removed
-    at the end) until standard input closes."""
+    at the end) until standard input closes; `filecheck`'s on `light_path(path)`,
+    in a small process of their own."""
+    light = listening(light_path(path))
+    if os.fork() == 0:
+        try:
+            serve_light(light)
+        finally:
+            os._exit(0)
+    light.close()
     warm()
     gc.collect()
     gc.freeze()  # a child's collections skip the warm objects: no copy of their pages
-    listener = socket.socket(socket.AF_UNIX, socket.SOCK_SEQPACKET)
-    listener.bind(path)
+    listener = listening(path)
     try:
-        listener.listen(64)
-        signal.signal(signal.SIGCHLD, reap)
         print("ready", flush=True)
-        while 0 not in select.select([listener, 0], [], [])[0]:
-            connection, _ = listener.accept()
-            if os.fork() == 0:
-                listener.close()
-                try:
-                    handle(connection)
-                finally:
-                    os._exit(0)
-            connection.close()
+        answer(listener)
     finally:
         listener.close()
-        os.unlink(path)
+        wait_for_children()  # the light server's too, before its socket's directory goes
+        for socket_path in (path, light_path(path)):
+            if os.path.exists(socket_path):
+                os.unlink(socket_path)
         os.rmdir(os.path.dirname(path))
-    while True:
-        try:
-            os.wait()
-        except ChildProcessError:
-            break
 
 
 if __name__ == "__main__":

@@ -491,3 +491,22 @@ def test_own_target_file_is_used(tmp_path):
     text = out.read_text()
     assert "scf.for" in text and "buffers 2" in text
     assert "tier.sram_capacity = 12000" in text
+
+
+@pytest.mark.parametrize("seen", ["hello\nworld\n", "hello\nthere\n"])
+def test_filecheck_in_the_fork_server_is_the_installed_script(tmp_path, seen: str) -> None:
+    """The lit suite's `filecheck` RUN lines run in the fork server's light process
+    (test/lit_fork): the client's stdin read, the same exit status and messages as
+    the installed script, on the client's streams whatever the server's own were (a
+    server started with its stderr on a file, as under pytest's capture, once made
+    FileCheck's `reconfigure` fail to seek on the client's pipe)."""
+    checks = tmp_path / "checks.txt"
+    checks.write_text("// CHECK: hello\n// CHECK-NEXT: world\n")
+    command = [str(checks), "--input-file", "-"]
+    forked = subprocess.run([str(forked_tool("filecheck")), *command], input=seen, capture_output=True,
+                            text=True, env=tool_env(), timeout=120)
+    installed = subprocess.run([str(Path(sys.executable).parent / "filecheck"), *command], input=seen,
+                               capture_output=True, text=True, timeout=120)
+    assert (forked.returncode, forked.stdout, forked.stderr) == (
+        installed.returncode, installed.stdout, installed.stderr)
+    assert installed.returncode == (0 if seen.endswith("world\n") else 1)
