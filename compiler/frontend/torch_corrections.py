@@ -7,6 +7,10 @@ joint graph) and in every decomposition table rducc builds (`torch_corrections`)
   tracing) sums the positions after a row's first -1 as target 0's margins.
 - `cov`: torch's C++ composite checks `norm_factor <= 0` on the tensor's value (torch.export
   refused torch.cov: "aten.equal.default").
+- `ctc_loss` (both overloads): torch's composite calls `_ctc_loss`, whose fake kernel's output shape
+  depends on the lengths' values (torch.export refused F.ctc_loss: "aten._ctc_loss").
+- `checkpoint_inputs_kept_plainly` (not an op): a nested torch.utils.checkpoint made torch.export
+  mark the rest of the forward a no-grad region.
 """
 
 from __future__ import annotations
@@ -45,7 +49,8 @@ def corrected_kernels() -> Iterator[None]:
     """For the duration, each corrected op runs rducc's decomposition where a trace reaches torch's:
     at the Autograd key where torch decomposes it there (`py_impl`, what a trace with gradients on
     runs whatever the decomposition table says), at the CompositeImplicitAutograd key where torch's
-    composite is C++ (a trace follows it). torch's kernels are restored after."""
+    composite is C++ (a trace follows it); and `checkpoint_inputs_kept_plainly`. torch's kernels are
+    restored after."""
     from torch._C import DispatchKey
 
     replaced: dict[tuple[torch._ops.OpOverload, DispatchKey], Any] = {}
@@ -58,7 +63,8 @@ def corrected_kernels() -> Iterator[None]:
             op.py_kernels[key] = function
             op._dispatch_cache.clear()
     try:
-        yield
+        with checkpoint_inputs_kept_plainly():
+            yield
     finally:
         for (op, key), kernel in replaced.items():
             if kernel is None:
@@ -66,6 +72,27 @@ def corrected_kernels() -> Iterator[None]:
             else:
                 op.py_kernels[key] = kernel
             op._dispatch_cache.clear()
+
+
+@contextmanager
+def checkpoint_inputs_kept_plainly() -> Iterator[None]:
+    """For the duration, torch.utils.checkpoint(use_reentrant=False) keeps its function's inputs as they are
+    instead of as saved tensors. Saving them calls the saved-tensor pack hooks from C++ with grad mode off; a
+    checkpoint nested in another one's function has the outer one's Python hook packing them, whose
+    `torch.no_grad()` torch.export records as set_grad_enabled(False) (twice) while C++'s restore is not
+    recorded: export then marks the rest of the forward a no-grad region and the joint graph finds a loss
+    that requires no gradient. A trace runs no backward; the recompute reads the inputs kept either way."""
+    from torch.utils import checkpoint
+
+    def save_plainly(frame: Any, *args: Any) -> None:
+        frame.saved_args = list(args)
+
+    saved = checkpoint._CheckpointFrame.save_inputs
+    checkpoint._CheckpointFrame.save_inputs = save_plainly  # type: ignore[method-assign]
+    try:
+        yield
+    finally:
+        checkpoint._CheckpointFrame.save_inputs = saved  # type: ignore[method-assign]
 
 
 @corrects_torch("aten.multilabel_margin_loss_forward.default")

@@ -38,6 +38,7 @@ import copy
 import pytest
 import torch
 from torch import nn
+from torch.utils.checkpoint import checkpoint
 from training_cases import assert_sgd_steps_match
 
 import rducc
@@ -484,3 +485,33 @@ def test_ctc_loss_exports_and_trains_as_eager() -> None:
     torch.testing.assert_close(torch.as_tensor(loss), expected.detach())
     for gradient, (name, parameter) in zip(gradients, reference.named_parameters(), strict=True):
         torch.testing.assert_close(torch.as_tensor(gradient), parameter.grad, rtol=1e-5, atol=1e-6, msg=name)
+
+
+class NestedCheckpoint(nn.Module):
+    """torch.utils.checkpoint(use_reentrant=False) of a function that checkpoints a layer of its own."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.outer, self.inner = nn.Linear(4, 4), nn.Linear(4, 3)
+
+    def block(self, x: torch.Tensor) -> torch.Tensor:
+        h = torch.tanh(self.outer(x))
+        return checkpoint(self.inner, h, use_reentrant=False)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return checkpoint(self.block, x, use_reentrant=False)
+
+
+def test_a_checkpoint_nested_in_a_checkpoint_trains_as_eager() -> None:
+    """The inner checkpoint's inputs were saved through the outer one's pack hook, whose no_grad torch.export
+    recorded without its restore: the rest of the forward became a no-grad region and the joint graph refused
+    the loss ("... does not require gradients"); `checkpoint_inputs_kept_plainly` keeps them as they are."""
+    torch.manual_seed(0)
+    model = NestedCheckpoint()
+    reference = copy.deepcopy(model)
+    x, labels = torch.randn(5, 4), torch.tensor([0, 1, 2, 0, 1])
+    nn.functional.cross_entropy(reference(x), labels).backward()
+    loss, *gradients = rducc.compile_training(model, (x, labels), optimizer=None, opt_level=0,
+                                              loss_fn=nn.functional.cross_entropy).step(x, labels)
+    for gradient, (name, parameter) in zip(gradients, reference.named_parameters(), strict=True):
+        torch.testing.assert_close(torch.as_tensor(gradient), parameter.grad, rtol=1e-5, atol=1e-7, msg=name)
