@@ -125,8 +125,10 @@ def mnasnet() -> Built:
 def shufflenet_v2() -> Built:
     models = needs_torchvision("shufflenet_v2").models
     torch.manual_seed(0)
+    # 64 x 64: at 32 x 32 the last stage is 1 x 1 and its batch norms normalize 2 values per channel; 4 SGD
+    # steps of eager float32 then land 0.21 from float64's (the case is ill-conditioned, whoever computes it)
     return models.ShuffleNetV2(stages_repeats=[2, 1, 1], stages_out_channels=[8, 16, 32, 48, 64],
-                               num_classes=5), _images()
+                               num_classes=5), _images(64)
 
 
 def efficientnet_mixed() -> Built:
