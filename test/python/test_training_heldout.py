@@ -458,29 +458,24 @@ def test_torch_cov_exports_and_trains_as_eager() -> None:
         torch.testing.assert_close(torch.as_tensor(gradient), parameter.grad, rtol=1e-5, atol=1e-6, msg=name)
 
 
-def _ctc_losses(logits: torch.Tensor, targets: torch.Tensor) -> torch.Tensor:
-    """F.ctc_loss both ways torch takes it: padded targets and list lengths under a log_softmax (mean), and
-    the same targets concatenated with tensor lengths over unnormalized scores (sum, zero_infinity: the
-    last sample's 3 targets cannot align in 2 frames)."""
-    lists = nn.functional.ctc_loss(logits.log_softmax(-1), targets, [5, 4, 3], [2, 1, 3])
-    concatenated = torch.cat([targets[0, :2], targets[1, :1], targets[2]])
-    tensors = nn.functional.ctc_loss(0.5 * logits, concatenated, torch.tensor([5, 3, 2]), torch.tensor([2, 1, 3]),
-                                     reduction="sum", zero_infinity=True)
-    return lists + tensors
+def _ctc_loss(logits: torch.Tensor, targets: torch.Tensor) -> torch.Tensor:
+    """F.ctc_loss of targets concatenated, lengths as tensors, over unnormalized scores (eager's gradient of
+    them has an exp(lp) term), zero_infinity (the last sample's 3 targets cannot align in 2 frames)."""
+    return nn.functional.ctc_loss(0.5 * logits, targets, torch.tensor([4, 3, 2]), torch.tensor([2, 1, 3]),
+                                  zero_infinity=True)
 
 
 def test_ctc_loss_exports_and_trains_as_eager() -> None:
     """F.ctc_loss calls `_ctc_loss`, whose fake kernel's output shape depends on the lengths' values
-    (torch.export refused it: "aten._ctc_loss.Tensor"); rducc's decomposition (`torch_corrections.ctc_loss_*`:
-    the alpha recursion in ordinary ops) traces, and the step's loss and gradients are eager's, including
-    eager's gradient of unnormalized log-probabilities (its exp(lp) term)."""
+    (torch.export refused it: "aten._ctc_loss"); rducc's decomposition (`torch_corrections.ctc_loss_*`: the
+    alpha recursion in ordinary ops) traces, and the step's loss and gradients are eager's."""
     torch.manual_seed(0)
     model = nn.Linear(3, 5)
     reference = copy.deepcopy(model)
-    x, targets = torch.randn(5, 3, 3), torch.tensor([[1, 1, 0], [3, 0, 0], [2, 4, 2]])
-    expected = _ctc_losses(reference(x), targets)
+    x, targets = torch.randn(4, 3, 3), torch.tensor([1, 1, 3, 2, 4, 2])
+    expected = _ctc_loss(reference(x), targets)
     expected.backward()
-    loss, *gradients = rducc.compile_training(model, (x, targets), optimizer=None, loss_fn=_ctc_losses,
+    loss, *gradients = rducc.compile_training(model, (x, targets), optimizer=None, loss_fn=_ctc_loss,
                                               opt_level=0).step(x, targets)
     torch.testing.assert_close(torch.as_tensor(loss), expected.detach())
     for gradient, (name, parameter) in zip(gradients, reference.named_parameters(), strict=True):
