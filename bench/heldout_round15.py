@@ -218,7 +218,8 @@ class _Field(nn.Module):
 
     def __init__(self, width: int) -> None:
         super().__init__()
-        self.inp, self.time, self.out = nn.Linear(width, 2 * width), nn.Linear(1, 2 * width), nn.Linear(2 * width, width)
+        self.inp, self.time = nn.Linear(width, 2 * width), nn.Linear(1, 2 * width)
+        self.out = nn.Linear(2 * width, width)
 
     def forward(self, h: torch.Tensor, t: float) -> torch.Tensor:
         return self.out(torch.tanh(self.inp(h) + self.time(h.new_full((1,), t))))
