@@ -90,7 +90,7 @@ def _reentrant_checkpoints_noted(mode: _CustomFunctions) -> Iterator[None]:
             mode.found = (_REENTRANT, _user_line())
         return apply(*args)
 
-    CheckpointFunction.apply = noted  # type: ignore[method-assign,assignment]
+    CheckpointFunction.apply = noted  # type: ignore[method-assign]
     try:
         yield
     finally:
