@@ -290,6 +290,8 @@ def nested_checkpoint() -> Built:
 
 
 def reentrant_checkpoint() -> Built:
+    """Refused by design (rducc names the call and use_reentrant=False). Here eager itself gives the
+    checkpointed layers no gradient: none of the reentrant checkpoint's inputs requires grad (torch warns)."""
     torch.manual_seed(0)
     return _NestedCheckpoint(reentrant=True), (torch.randn(6, 8),)
 
