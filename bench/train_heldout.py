@@ -224,6 +224,17 @@ refused by torch.export), nested Sequentials sharing a submodule with
 in-place activations, MoCo's EMA'd frozen encoder and key queue,
 preallocated outputs filled by slice assignment.
 
+Round 15 (tnew24; bench/heldout_round15.py, `--models round15`): the first
+with torchvision's and timm's own classes (bench-only: `.venv/bin/pip install
+--no-deps torchvision==0.28.0 timm`): torchvision's GoogLeNet with auxiliary
+heads in train mode, SqueezeNet 1.1, MNASNet, ShuffleNetV2, EfficientNet of
+mixed FusedMBConv / MBConv, RegNet; timm's ConvMixer, CoaT, LeViT and
+MobileViT-v2; by hand, a tied autoencoder over changing widths, a neural ODE
+by RK4 (one field called 4 x steps times), nested torch.utils.checkpoint
+(and its reentrant form), CTC, triplet-with-distance + cosine embedding +
+KL(log_target) losses, buffers updated in the forward (a counter, a running
+max, a ring written at the counter's slot).
+
 Not in CI (each cell compiles a step); CI checks the mechanisms these runs
 fixed (test_training_heldout.py).
 """
@@ -247,6 +258,7 @@ import heldout_round11 as round11  # noqa: E402
 import heldout_round12 as round12  # noqa: E402
 import heldout_round13 as round13  # noqa: E402
 import heldout_round14 as round14  # noqa: E402
+import heldout_round15 as round15  # noqa: E402
 import train_matrix  # noqa: E402
 from training_cases import OPTIMIZERS, Case, language_model_loss  # noqa: E402
 
@@ -1520,6 +1532,23 @@ HELD_OUT: dict[str, Case] = {
     "nested_shared": Case(round14.nested_shared, CE, 5),
     "moco_queue": Case(round14.moco_queue, round14.positive_first, 2),
     "prealloc_fill": Case(round14.prealloc_fill, CE, 4),
+    "googlenet_aux": Case(round15.googlenet_aux, round15.googlenet_loss, round15.GOOGLENET_CLASSES),
+    "squeezenet": Case(round15.squeezenet, CE, 5),
+    "mnasnet": Case(round15.mnasnet, CE, 5),
+    "shufflenet_v2": Case(round15.shufflenet_v2, CE, 5),
+    "efficientnet_mixed": Case(round15.efficientnet_mixed, CE, 5),
+    "regnet_tv": Case(round15.regnet, CE, 5),
+    "convmixer": Case(round15.convmixer, CE, 5),
+    "coat": Case(round15.coat, CE, 5),
+    "levit_timm": Case(round15.levit, CE, 5),
+    "mobilevit_v2": Case(round15.mobilevit_v2, CE, 5),
+    "tied_autoencoder": Case(round15.tied_autoencoder, round15.classes_and_reconstruction, 5),
+    "rk4_field": Case(round15.rk4_field, CE, 4),
+    "nested_checkpoint": Case(round15.nested_checkpoint, CE, 5),
+    "reentrant_checkpoint": Case(round15.reentrant_checkpoint, CE, 5),
+    "ctc_head": Case(round15.ctc_head, round15.ctc, 5),
+    "metric_losses": Case(round15.metric_losses_model, round15.metric_losses, 5),
+    "buffer_stats": Case(round15.buffer_stats, CE, 4),
 }
 ROUND_7 = [name for name in HELD_OUT if name in round7.__dict__]
 """Round 7's models (`--models round7`)."""
@@ -1537,6 +1566,8 @@ ROUND_13 = [name for name, case in HELD_OUT.items() if case.build.__module__ == 
 """Round 13's models (`--models round13`)."""
 ROUND_14 = [name for name, case in HELD_OUT.items() if case.build.__module__ == round14.__name__]
 """Round 14's models (`--models round14`)."""
+ROUND_15 = [name for name, case in HELD_OUT.items() if case.build.__module__ == round15.__name__]
+"""Round 15's models (`--models round15`; the torchvision / timm ones need those installed)."""
 
 
 def decay_groups(params: Any) -> torch.optim.Optimizer:
@@ -1561,7 +1592,7 @@ def main(argv: list[str] | None = None) -> Any:
                 "--no-dynamo"]
     given = list(sys.argv[1:] if argv is None else argv)
     rounds = {"round7": ROUND_7, "round8": ROUND_8, "round9": ROUND_9, "round10": ROUND_10, "round11": ROUND_11,
-              "round12": ROUND_12, "round13": ROUND_13, "round14": ROUND_14}
+              "round12": ROUND_12, "round13": ROUND_13, "round14": ROUND_14, "round15": ROUND_15}
     if "--models" in given and given[given.index("--models") + 1] in rounds:
         given[given.index("--models") + 1] = ",".join(rounds[given[given.index("--models") + 1]])
     if "--dynamo-only" in given:

@@ -7,6 +7,10 @@ joint graph) and in every decomposition table rducc builds (`torch_corrections`)
   tracing) sums the positions after a row's first -1 as target 0's margins.
 - `cov`: torch's C++ composite checks `norm_factor <= 0` on the tensor's value (torch.export
   refused torch.cov: "aten.equal.default").
+- `ctc_loss` (both overloads): torch's composite calls `_ctc_loss`, whose fake kernel's output shape
+  depends on the lengths' values (torch.export refused F.ctc_loss: "aten._ctc_loss").
+- `checkpoint_inputs_kept_plainly` (not an op): a nested torch.utils.checkpoint made torch.export
+  mark the rest of the forward a no-grad region.
 """
 
 from __future__ import annotations
@@ -45,7 +49,8 @@ def corrected_kernels() -> Iterator[None]:
     """For the duration, each corrected op runs rducc's decomposition where a trace reaches torch's:
     at the Autograd key where torch decomposes it there (`py_impl`, what a trace with gradients on
     runs whatever the decomposition table says), at the CompositeImplicitAutograd key where torch's
-    composite is C++ (a trace follows it). torch's kernels are restored after."""
+    composite is C++ (a trace follows it); and `checkpoint_inputs_kept_plainly`. torch's kernels are
+    restored after."""
     from torch._C import DispatchKey
 
     replaced: dict[tuple[torch._ops.OpOverload, DispatchKey], Any] = {}
@@ -58,7 +63,8 @@ def corrected_kernels() -> Iterator[None]:
             op.py_kernels[key] = function
             op._dispatch_cache.clear()
     try:
-        yield
+        with checkpoint_inputs_kept_plainly():
+            yield
     finally:
         for (op, key), kernel in replaced.items():
             if kernel is None:
@@ -66,6 +72,27 @@ def corrected_kernels() -> Iterator[None]:
             else:
                 op.py_kernels[key] = kernel
             op._dispatch_cache.clear()
+
+
+@contextmanager
+def checkpoint_inputs_kept_plainly() -> Iterator[None]:
+    """For the duration, torch.utils.checkpoint(use_reentrant=False) keeps its function's inputs as they are
+    instead of as saved tensors. Saving them calls the saved-tensor pack hooks from C++ with grad mode off; a
+    checkpoint nested in another one's function has the outer one's Python hook packing them, whose
+    `torch.no_grad()` torch.export records as set_grad_enabled(False) (twice) while C++'s restore is not
+    recorded: export then marks the rest of the forward a no-grad region and the joint graph finds a loss
+    that requires no gradient. A trace runs no backward; the recompute reads the inputs kept either way."""
+    from torch.utils import checkpoint
+
+    def save_plainly(frame: Any, *args: Any) -> None:
+        frame.saved_args = list(args)
+
+    saved = checkpoint._CheckpointFrame.save_inputs
+    checkpoint._CheckpointFrame.save_inputs = save_plainly  # type: ignore[method-assign]
+    try:
+        yield
+    finally:
+        checkpoint._CheckpointFrame.save_inputs = saved  # type: ignore[method-assign]
 
 
 @corrects_torch("aten.multilabel_margin_loss_forward.default")
@@ -111,3 +138,106 @@ def cov(input: torch.Tensor, correction: int = 1, fweights: torch.Tensor | None 
     else:
         factor = total - correction * (weights * aweights).sum() / total
     return ((centred * weights) @ centred.transpose(0, 1).conj() / factor.clamp_min(0)).squeeze()
+
+
+_CTC_UNREACHABLE = -1e30
+"""A log-probability no alignment reaches: finite, so that logsumexp's backward over unreachable states is 0,
+not NaN as -inf's is (exp(-inf - -inf)); a loss at or below it is an infeasible alignment, torch's inf."""
+
+
+def _padded_ctc_targets(targets: torch.Tensor, lengths: torch.Tensor) -> torch.Tensor:
+    """(batch, longest) targets from torch's two layouts: already padded (2-D), or the samples' targets
+    concatenated (1-D, sample n's at the sum of the lengths before it). Positions past a length hold 0."""
+    if targets.dim() == 2:
+        return targets
+    longest = max(targets.shape[0], 1)
+    starts = torch.cumsum(lengths, 0) - lengths
+    position = torch.arange(longest, device=targets.device)
+    index = (starts.unsqueeze(1) + position).clamp(0, max(targets.shape[0] - 1, 0))
+    padded = targets[index] if targets.shape[0] else torch.zeros_like(index)
+    return torch.where(position < lengths.unsqueeze(1), padded, 0)
+
+
+def _logsumexp3(a: torch.Tensor, b: torch.Tensor, c: torch.Tensor) -> torch.Tensor:
+    top = torch.maximum(torch.maximum(a, b), c).detach()
+    return top + torch.log(torch.exp(a - top) + torch.exp(b - top) + torch.exp(c - top))
+
+
+def _ctc_negative_log_likelihood(log_probs: torch.Tensor, targets: torch.Tensor, input_lengths: torch.Tensor,
+                                 target_lengths: torch.Tensor, blank: int) -> torch.Tensor:
+    """-log p(target | input) per sample by the CTC forward (alpha) recursion over the blank-interleaved
+    targets, one step per frame (a Python loop over the frames: the program grows with their count)."""
+    frames, batch, _ = log_probs.shape
+    padded = _padded_ctc_targets(targets, target_lengths)
+    blanks = torch.full_like(padded, blank)
+    extended = torch.cat([torch.stack([blanks, padded], 2).reshape(batch, -1), blanks[:, :1]], 1)  # (n, 2s + 1)
+    states = extended.shape[1]
+    emit = log_probs.gather(2, extended.unsqueeze(0).expand(frames, -1, -1))          # (t, n, 2s + 1)
+    state = torch.arange(states, device=log_probs.device)
+    skip = (state >= 2) & (extended != blank) & (extended != torch.roll(extended, 2, 1))
+    unreachable = torch.full((batch, 2), _CTC_UNREACHABLE, dtype=emit.dtype, device=emit.device)
+    alpha = torch.where(state < 2, emit[0], _CTC_UNREACHABLE)
+    last = alpha
+    for t in range(1, frames):
+        one_back = torch.cat([unreachable[:, :1], alpha[:, :-1]], 1)
+        two_back = torch.where(skip, torch.cat([unreachable, alpha[:, :-2]], 1), _CTC_UNREACHABLE)
+        alpha = _logsumexp3(alpha, one_back, two_back) + emit[t]
+        last = torch.where((input_lengths == t + 1).unsqueeze(1), alpha, last)
+    end = (2 * target_lengths).unsqueeze(1)
+    final = last.gather(1, torch.cat([end, (end - 1).clamp_min(0)], 1))
+    final = torch.where(torch.cat([end >= 0, end >= 2], 1), final, _CTC_UNREACHABLE)
+    likelihood = torch.logsumexp(final, 1)
+    return torch.where(likelihood <= _CTC_UNREACHABLE / 2, torch.inf,
+                       _eager_gradient_term(log_probs, input_lengths) - likelihood)
+
+
+def _eager_gradient_term(log_probs: torch.Tensor, input_lengths: torch.Tensor) -> torch.Tensor:
+    """Per sample, 0 whose gradient is exp(log_probs) over its frames: torch's CTC backward returns
+    exp(lp) - exp(log(alpha beta) - lp + nll), the gradient of the logits under a log_softmax, not of
+    `log_probs` (the exp(lp) term), and eager's gradients are what a trained program must match (the two
+    agree through a log_softmax, where the term sums to 0 over the classes)."""
+    probs = log_probs.exp()
+    frames = torch.arange(log_probs.shape[0], device=log_probs.device).unsqueeze(1) < input_lengths
+    return ((probs - probs.detach()) * frames.unsqueeze(2)).sum((0, 2))
+
+
+def _ctc_loss(log_probs: torch.Tensor, targets: torch.Tensor, input_lengths: torch.Tensor,
+              target_lengths: torch.Tensor, blank: int, reduction: int, zero_infinity: bool) -> torch.Tensor:
+    batched = log_probs.dim() == 3
+    probs = log_probs if batched else log_probs.unsqueeze(1)
+    wide = probs.float() if probs.dtype in (torch.float16, torch.bfloat16) else probs
+    lengths = target_lengths.reshape(-1).to(torch.long)
+    loss = _ctc_negative_log_likelihood(wide, targets if batched or targets.dim() == 1 else targets.unsqueeze(0),
+                                        input_lengths.reshape(-1).to(torch.long), lengths, blank)
+    if zero_infinity:
+        loss = torch.where(torch.isinf(loss), 0, loss)
+    loss = loss.to(log_probs.dtype)
+    if reduction == 1:
+        return (loss / lengths.clamp_min(1).to(loss.dtype)).mean()
+    if reduction == 2:
+        return loss.sum()
+    return loss if batched else loss.squeeze(0)
+
+
+@corrects_torch("aten.ctc_loss.IntList")
+def ctc_loss_lists(log_probs: torch.Tensor, targets: torch.Tensor, input_lengths: list[int],
+                   target_lengths: list[int], blank: int = 0, reduction: int = 1,
+                   zero_infinity: bool = False) -> torch.Tensor:
+    """F.ctc_loss with lengths as lists: torch's composite calls `_ctc_loss`, whose fake kernel's output
+    shape depends on the lengths' values (torch.export refused it: "aten._ctc_loss"); here the CTC forward
+    recursion in ordinary ops, differentiated by autograd like any other forward."""
+    return _ctc_loss(log_probs, targets, _lengths(input_lengths, log_probs.device),
+                     _lengths(target_lengths, log_probs.device), blank, reduction, zero_infinity)
+
+
+def _lengths(values: list[int], device: torch.device) -> torch.Tensor:
+    """A list of lengths as a tensor made by ops (torch.tensor would be a constant the joint graph refuses)."""
+    return torch.stack([torch.scalar_tensor(value, dtype=torch.long, device=device) for value in values])
+
+
+@corrects_torch("aten.ctc_loss.Tensor")
+def ctc_loss_tensors(log_probs: torch.Tensor, targets: torch.Tensor, input_lengths: torch.Tensor,
+                     target_lengths: torch.Tensor, blank: int = 0, reduction: int = 1,
+                     zero_infinity: bool = False) -> torch.Tensor:
+    """F.ctc_loss with lengths as tensors: as `ctc_loss_lists`."""
+    return _ctc_loss(log_probs, targets, input_lengths, target_lengths, blank, reduction, zero_infinity)

@@ -9,7 +9,8 @@ op's tensor arguments: one whose `grad_fn` is a custom Function's backward
 gradient path. Functions defined inside torch itself are left alone (their
 backward is their forward's gradient), but for the reentrant checkpoint,
 whose region export records with grad mode off: refused, naming
-`use_reentrant=False`, which trains.
+`use_reentrant=False`, which trains (also where none of its inputs
+requires grad and so its result has no grad_fn: its call is noted).
 """
 
 from __future__ import annotations
@@ -76,18 +77,42 @@ def _defined_at(function: type) -> str:
 
 
 @contextmanager
+def _reentrant_checkpoints_noted(mode: _CustomFunctions) -> Iterator[None]:
+    """For the duration, a reentrant checkpoint called with grad mode on notes itself in `mode` with the user's
+    line: where none of its inputs requires grad its outputs have no grad_fn for the mode to see, yet export
+    still records the rest of the forward with grad mode off (torch's joint graph then found a loss without
+    gradients)."""
+    own = CheckpointFunction.__dict__.get("apply")
+    apply = CheckpointFunction.apply
+
+    def noted(*args: Any) -> Any:
+        if mode.found is None and torch.is_grad_enabled():
+            mode.found = (_REENTRANT, _user_line())
+        return apply(*args)
+
+    CheckpointFunction.apply = noted  # type: ignore[method-assign]
+    try:
+        yield
+    finally:
+        if own is None:
+            del CheckpointFunction.apply
+        else:
+            CheckpointFunction.apply = own  # type: ignore[method-assign]
+
+
+@contextmanager
 def custom_backwards_refused() -> Iterator[None]:
     """Around the export of a model to train: refuse a custom autograd.Function
     on the gradient path once the export is done, naming it and the line that
     reads its result."""
     mode = _CustomFunctions()
-    with mode:
+    with mode, _reentrant_checkpoints_noted(mode):
         yield
     if mode.found is not None:
         function, line = mode.found
         if function is _REENTRANT:
             raise CustomBackwardError(
-                f"{line}: reads the result of torch.utils.checkpoint with use_reentrant=True, which torch.export "
+                f"{line}: calls torch.utils.checkpoint with use_reentrant=True, which torch.export "
                 "traces with grad mode off (its gradient would be lost); give use_reentrant=False, which "
                 "trains (rducc's activation planner decides what the backward recomputes)")
         raise CustomBackwardError(

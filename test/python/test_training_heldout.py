@@ -28,16 +28,21 @@
   own decomposition, its Autograd kernel under tracing, is not), and
   torch.cov exports and trains (`rducc.frontend.torch_corrections`);
 - a frozen parameter the forward writes in place (MoCo's momentum encoder)
-  is state the step updates, not torch's joint-export refusal.
+  is state the step updates, not torch's joint-export refusal;
+- F.ctc_loss exports and trains with eager's gradients, and a
+  torch.utils.checkpoint nested in another keeps the loss's gradients
+  (round 15, `rducc.frontend.torch_corrections`).
 """
 
 from __future__ import annotations
 
 import copy
+from collections.abc import Callable
 
 import pytest
 import torch
 from torch import nn
+from torch.utils.checkpoint import checkpoint
 from training_cases import assert_sgd_steps_match
 
 import rducc
@@ -455,3 +460,56 @@ def test_torch_cov_exports_and_trains_as_eager() -> None:
     torch.testing.assert_close(torch.as_tensor(loss), expected.detach())
     for gradient, (name, parameter) in zip(gradients, reference.named_parameters(), strict=True):
         torch.testing.assert_close(torch.as_tensor(gradient), parameter.grad, rtol=1e-5, atol=1e-6, msg=name)
+
+
+def _one_step_is_eagers(model: nn.Module, inputs: tuple[torch.Tensor, ...],
+                        loss_fn: Callable[..., torch.Tensor]) -> None:
+    """A gradients-only step at -O0 of `model` on `inputs` (its loss_fn's extra inputs last) gives eager's loss
+    and gradients."""
+    reference = copy.deepcopy(model)
+    expected = loss_fn(reference(inputs[0]), *inputs[1:])
+    expected.backward()
+    loss, *gradients = rducc.compile_training(model, inputs, optimizer=None, loss_fn=loss_fn,
+                                              opt_level=0).step(*inputs)
+    torch.testing.assert_close(torch.as_tensor(loss), expected.detach())
+    for gradient, (name, parameter) in zip(gradients, reference.named_parameters(), strict=True):
+        torch.testing.assert_close(torch.as_tensor(gradient), parameter.grad, rtol=1e-5, atol=1e-6, msg=name)
+
+
+def _ctc_loss(logits: torch.Tensor, targets: torch.Tensor) -> torch.Tensor:
+    """F.ctc_loss of targets concatenated, lengths as tensors, over unnormalized scores (eager's gradient of
+    them has an exp(lp) term), zero_infinity (the last sample's 3 targets cannot align in 2 frames)."""
+    return nn.functional.ctc_loss(0.5 * logits, targets, torch.tensor([4, 3, 2]), torch.tensor([2, 1, 3]),
+                                  zero_infinity=True)
+
+
+def test_ctc_loss_exports_and_trains_as_eager() -> None:
+    """F.ctc_loss calls `_ctc_loss`, whose fake kernel's output shape depends on the lengths' values
+    (torch.export refused it: "aten._ctc_loss"); rducc's decomposition (`torch_corrections.ctc_loss_*`: the
+    alpha recursion in ordinary ops) traces, and the step's loss and gradients are eager's."""
+    torch.manual_seed(0)
+    _one_step_is_eagers(nn.Linear(3, 5), (torch.randn(4, 3, 3), torch.tensor([1, 1, 3, 2, 4, 2])), _ctc_loss)
+
+
+class NestedCheckpoint(nn.Module):
+    """torch.utils.checkpoint(use_reentrant=False) of a function that checkpoints a layer of its own."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.outer, self.inner = nn.Linear(4, 4), nn.Linear(4, 3)
+
+    def block(self, x: torch.Tensor) -> torch.Tensor:
+        h = torch.tanh(self.outer(x))
+        return checkpoint(self.inner, h, use_reentrant=False)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return checkpoint(self.block, x, use_reentrant=False)
+
+
+def test_a_checkpoint_nested_in_a_checkpoint_trains_as_eager() -> None:
+    """The inner checkpoint's inputs were saved through the outer one's pack hook, whose no_grad torch.export
+    recorded without its restore: the rest of the forward became a no-grad region and the joint graph refused
+    the loss ("... does not require gradients"); `checkpoint_inputs_kept_plainly` keeps them as they are."""
+    torch.manual_seed(0)
+    _one_step_is_eagers(NestedCheckpoint(), (torch.randn(5, 4), torch.tensor([0, 1, 2, 0, 1])),
+                        nn.functional.cross_entropy)

@@ -92,9 +92,17 @@ class Checkpointed(nn.Module):
         return self.head(h + torch.utils.checkpoint.checkpoint(self.block, h, use_reentrant=True))
 
 
-def test_a_reentrant_checkpoint_is_refused_naming_the_form_that_trains() -> None:
+class CheckpointedInput(Checkpointed):
+    """The reentrant checkpoint on the model's input, which requires no grad: its result has no grad_fn."""
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return self.head(torch.utils.checkpoint.checkpoint(self.block, x, use_reentrant=True) + self.stem(x))
+
+
+@pytest.mark.parametrize("model", [Checkpointed, CheckpointedInput])
+def test_a_reentrant_checkpoint_is_refused_naming_the_form_that_trains(model: type[nn.Module]) -> None:
     x, y = torch.randn(3, 4), torch.tensor([0, 1, 1])
     with pytest.raises(RduccError, match=r"test_training_locations.py:\d+: return self.head.*torch.utils.checkpoint "
                                          r"with use_reentrant=True.*give use_reentrant=False"):
-        rducc.compile_training(Checkpointed(), (x, y), optimizer=None, loss_fn=nn.functional.cross_entropy,
+        rducc.compile_training(model(), (x, y), optimizer=None, loss_fn=nn.functional.cross_entropy,
                                opt_level=0)
