@@ -84,6 +84,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
+from math import prod
 from typing import Any, ClassVar
 
 import numpy as np
@@ -459,6 +460,15 @@ def _slice_split(op: SliceOp, split: Split, shape: Sequence[int]) -> Split | Non
         else:
             raise _Unsplittable
     return Split.of(entries)
+
+
+def _major_dim(result: Sequence[int], columns: int) -> int | None:
+    """The dim of a reshape's `result` that is the major index of `columns` cut into
+    (n, ..., c): the first dim of more than one whose trailing dims hold exactly the
+    columns (`[.., 48, 128]` or, with a unit dim between, `[1, 48, 1, 128]` of 6,144
+    fused q/k/v columns: dim of the 48 heads); None when the trailing dims do not
+    hold the columns."""
+    return next((dim for dim in range(len(result) - 1) if result[dim] > 1 and prod(result[dim:]) == columns), None)
 
 
 def _cuts(op: SliceOp, shape: Sequence[int]) -> list[tuple[int, int, int]]:
@@ -2842,8 +2852,8 @@ class _TensorPartitioner:
                 result = _shape(user.result)
                 if result[-1:] == (columns,):
                     inner = self._slice_spans(user.result, columns, depth - 1)
-                elif len(result) >= 2 and result[-2] * result[-1] == columns:  # the rows may regroup
-                    inner = self._slice_spans(user.result, columns, depth - 1, len(result) - 2, result[-1])
+                elif (major := _major_dim(result, columns)) is not None:  # the rows may regroup
+                    inner = self._slice_spans(user.result, columns, depth - 1, major, prod(result[major + 1:]))
             if inner is None:
                 return None
             spans |= inner
