@@ -932,11 +932,13 @@ SELECTED_FAMILIES: tuple[str, ...] = tuple(FAMILIES)
 LAYERS: int | None = None
 TARGETS: tuple[str, ...] = decode_forms.TARGETS
 """The targets a run compiles for (`--targets`)."""
+SCRIPT = "bench/heldout_decode_forms.py"
+"""The script a run's section names in its command (a round file beside this one sets its own)."""
 
 
 def run(quick: bool) -> Section:
     layers = LAYERS or (4 if quick else 32)
-    command = ("python bench/heldout_decode_forms.py" + " --quick" * quick + (f" --layers {LAYERS}" if LAYERS else "")
+    command = (f"python {SCRIPT}" + " --quick" * quick + (f" --layers {LAYERS}" if LAYERS else "")
                + (f" --targets {','.join(TARGETS)}" if TARGETS != decode_forms.TARGETS else ""))
     section = Section(f"Held-out decode forms and families: 8B widths ({layers} layers), cache 4,096 (cost model)",
                       command)

@@ -333,4 +333,5 @@ if __name__ == "__main__":
     hdf.SELECTED_FAMILIES = (hdf._selected(sys.argv, "--families", FAMILIES24) if "--families" in sys.argv
                              else tuple(FAMILIES24))
     hdf.parse_layers_and_targets(sys.argv)
+    hdf.SCRIPT = "bench/heldout_forms24.py"
     standalone(hdf.run, __doc__)

@@ -2821,11 +2821,12 @@ class _TensorPartitioner:
     def _slice_spans(self, value: SSAValue, columns: int, depth: int = LOOK_AHEAD, dim: int = -1,
                      unit: int = 1) -> set[tuple[int, int]] | None:
         """The (offset, size) of the columns each slice of `value` takes (through maps
-        and reshapes that keep the columns, and a reshape that cuts them into (n, c)
-        and the transposes after it: fused k and v viewed [b, s, 2 kv, d], moved to
-        [b, 2 kv, s, d] and cut by `split`, a slice along that dim a block of c
-        columns a unit); `dim`: where the columns' major index is, `unit` the
-        columns one index of it spans; None when a slice is strided."""
+        and reshapes that keep the columns, and a reshape that cuts them into (n, c),
+        or (n, 1, .., c) with unit dims between (`_major_dim`), and the transposes
+        after it: fused k and v viewed [b, s, 2 kv, d], moved to [b, 2 kv, s, d] and
+        cut by `split`, a slice along that dim a block of c columns a unit); `dim`:
+        where the columns' major index is, `unit` the columns one index of it spans;
+        None when a slice is strided."""
         spans: set[tuple[int, int]] = set()
         shape = _shape(value)
         at = dim % len(shape)
