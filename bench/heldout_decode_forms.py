@@ -93,6 +93,7 @@ from __future__ import annotations
 import functools
 import math
 import sys
+from collections.abc import Callable
 
 import decode_forms
 import llama_decode_forms as ldf  # noqa: E402
@@ -912,16 +913,32 @@ def _selected(argv: list[str], flag: str, known) -> tuple[str, ...]:
     return tuple(named)
 
 
+FORM_CALLS: dict[str, Callable[[int], tuple[int, ...]]] = {"dense_ends": lambda layers: (layers - 2,)}
+"""Forms whose looped run is not one call a layer: the call counts it may have, given the layer count."""
+
+
+def parse_layers_and_targets(argv: list[str]) -> None:
+    """`--targets a,b` and `--layers N` (removed from `argv`) into TARGETS and LAYERS."""
+    global TARGETS, LAYERS
+    TARGETS = _selected(argv, "--targets", decode_forms.TARGETS) or decode_forms.TARGETS
+    if "--layers" in argv:
+        at = argv.index("--layers")
+        LAYERS = int(argv[at + 1])
+        del argv[at:at + 2]
+
+
 SELECTED_FORMS: tuple[str, ...] = tuple(FORMS)
 SELECTED_FAMILIES: tuple[str, ...] = tuple(FAMILIES)
 LAYERS: int | None = None
 TARGETS: tuple[str, ...] = decode_forms.TARGETS
 """The targets a run compiles for (`--targets`)."""
+SCRIPT = "bench/heldout_decode_forms.py"
+"""The script a run's section names in its command (a round file beside this one sets its own)."""
 
 
 def run(quick: bool) -> Section:
     layers = LAYERS or (4 if quick else 32)
-    command = ("python bench/heldout_decode_forms.py" + " --quick" * quick + (f" --layers {LAYERS}" if LAYERS else "")
+    command = (f"python {SCRIPT}" + " --quick" * quick + (f" --layers {LAYERS}" if LAYERS else "")
                + (f" --targets {','.join(TARGETS)}" if TARGETS != decode_forms.TARGETS else ""))
     section = Section(f"Held-out decode forms and families: 8B widths ({layers} layers), cache 4,096 (cost model)",
                       command)
@@ -933,8 +950,8 @@ def run(quick: bool) -> Section:
     _row(section, "modules", modules, (layers,), times, "modules", llama_kv)
     for form in SELECTED_FORMS:
         versus = FORMS[form][0]
-        calls = layers - 2 if form == "dense_ends" else layers
-        _row(section, form, _compile_form(form, targets, layers), (calls,),
+        calls = FORM_CALLS.get(form, lambda count: (count,))(layers)
+        _row(section, form, _compile_form(form, targets, layers), calls,
              times if versus == "modules" else beyond, versus, llama_kv)
     for family in SELECTED_FAMILIES:
         try:
@@ -953,9 +970,5 @@ def run(quick: bool) -> Section:
 if __name__ == "__main__":
     SELECTED_FORMS = _selected(sys.argv, "--forms", FORMS)
     SELECTED_FAMILIES = _selected(sys.argv, "--families", FAMILIES)
-    TARGETS = _selected(sys.argv, "--targets", decode_forms.TARGETS) or decode_forms.TARGETS
-    if "--layers" in sys.argv:
-        at = sys.argv.index("--layers")
-        LAYERS = int(sys.argv[at + 1])
-        del sys.argv[at:at + 2]
+    parse_layers_and_targets(sys.argv)
     standalone(run, __doc__)

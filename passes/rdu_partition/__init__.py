@@ -84,6 +84,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
+from math import prod
 from typing import Any, ClassVar
 
 import numpy as np
@@ -460,6 +461,15 @@ def _slice_split(op: SliceOp, split: Split, shape: Sequence[int]) -> Split | Non
         else:
             raise _Unsplittable
     return Split.of(entries)
+
+
+def _major_dim(result: Sequence[int], columns: int) -> int | None:
+    """The dim of a reshape's `result` that is the major index of `columns` cut into
+    (n, ..., c): the first dim of more than one whose trailing dims hold exactly the
+    columns (`[.., 48, 128]` or, with a unit dim between, `[1, 48, 1, 128]` of 6,144
+    fused q/k/v columns: dim of the 48 heads); None when the trailing dims do not
+    hold the columns."""
+    return next((dim for dim in range(len(result) - 1) if result[dim] > 1 and prod(result[dim:]) == columns), None)
 
 
 def _cuts(op: SliceOp, shape: Sequence[int]) -> list[tuple[int, int, int]]:
@@ -2893,11 +2903,12 @@ class _TensorPartitioner:
     def _slice_spans(self, value: SSAValue, columns: int, depth: int = LOOK_AHEAD, dim: int = -1,
                      unit: int = 1) -> set[tuple[int, int]] | None:
         """The (offset, size) of the columns each slice of `value` takes (through maps
-        and reshapes that keep the columns, and a reshape that cuts them into (n, c)
-        and the transposes after it: fused k and v viewed [b, s, 2 kv, d], moved to
-        [b, 2 kv, s, d] and cut by `split`, a slice along that dim a block of c
-        columns a unit); `dim`: where the columns' major index is, `unit` the
-        columns one index of it spans; None when a slice is strided."""
+        and reshapes that keep the columns, and a reshape that cuts them into (n, c),
+        or (n, 1, .., c) with unit dims between (`_major_dim`), and the transposes
+        after it: fused k and v viewed [b, s, 2 kv, d], moved to [b, 2 kv, s, d] and
+        cut by `split`, a slice along that dim a block of c columns a unit); `dim`:
+        where the columns' major index is, `unit` the columns one index of it spans;
+        None when a slice is strided."""
         spans: set[tuple[int, int]] = set()
         shape = _shape(value)
         at = dim % len(shape)
@@ -2924,8 +2935,8 @@ class _TensorPartitioner:
                 result = _shape(user.result)
                 if result[-1:] == (columns,):
                     inner = self._slice_spans(user.result, columns, depth - 1)
-                elif len(result) >= 2 and result[-2] * result[-1] == columns:  # the rows may regroup
-                    inner = self._slice_spans(user.result, columns, depth - 1, len(result) - 2, result[-1])
+                elif (major := _major_dim(result, columns)) is not None:  # the rows may regroup
+                    inner = self._slice_spans(user.result, columns, depth - 1, major, prod(result[major + 1:]))
             if inner is None:
                 return None
             spans |= inner

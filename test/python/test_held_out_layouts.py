@@ -171,3 +171,35 @@ def test_layers_scaled_by_their_depth_loop_as_one_layer():
     loops = estimate(program.module, load_target("sn40l")).loops
     assert [(loop.calls, loop.looped) for loop in loops] == [(3, True)], loops
     np.testing.assert_allclose(np.asarray(program(x)), model(x).detach().numpy(), rtol=1e-5, atol=1e-6)
+
+
+class QkvViewedAsHeads(nn.Module):
+    """q/k/v one linear viewed as heads with a unit dim after them, [1, q + 2 kv heads, 1, dim],
+    and cut along the heads by `narrow` (bench/heldout_forms24.py's `qkv_narrow_vmap`)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.qkv = nn.Linear(16, 32, bias=False)  # 4 q heads, 2 k, 2 v, of 4
+        self.o = nn.Linear(16, 16, bias=False)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        heads = self.qkv(x).view(1, 8, 1, 4)
+        q, k, v = heads.narrow(1, 0, 4), heads.narrow(1, 4, 2), heads.narrow(1, 6, 2)
+        grouped = q.reshape(1, 2, 2, 4)  # the query heads of each KV head
+        attended = torch.softmax(grouped @ k.transpose(-1, -2), -1) * v
+        return self.o(attended.reshape(1, 1, 16))
+
+
+def test_qkv_viewed_as_heads_with_a_unit_dim_splits_by_blocks():
+    """The blocks are found through a reshape that puts a unit dim after the heads
+    (`_major_dim`): q split by heads beside k and v by KV heads, nothing gathered."""
+    torch.manual_seed(4)
+    model, x = QkvViewedAsHeads().eval(), torch.randn(1, 1, 16)
+    program = _split_compile(model, (x,), 2)
+    shards = {op.sym_name.data: op.attributes.get("rdu.shard") for op in program.module.walk()
+              if isinstance(op, GlobalOp)}
+    assert str(shards["qkv.weight"]) == "#rdu.split<(0, 2, 1, [16, 8, 8])>", shards
+    assert not any(isinstance(op, AllGatherOp) for op in program.module.walk())
+    with torch.no_grad():
+        expected = model(x).numpy()
+    np.testing.assert_allclose(np.asarray(program(x)), expected, rtol=1e-5, atol=1e-5)
