@@ -35,7 +35,6 @@ the cost model and the report):
 from __future__ import annotations
 
 import functools
-
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 
