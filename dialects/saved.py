@@ -34,6 +34,7 @@ the cost model and the report):
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 
@@ -137,8 +138,9 @@ class SavedValue:
     gradient: bool = False
     """A gradient rather than an activation (a backward result the optimizer reads)."""
 
-    @property
+    @functools.cached_property
     def bytes(self) -> int:
+        """Its value's bytes (asked for again and again by `rdu-place-saved`'s planner)."""
         return value_bytes(self.value)
 
 

@@ -103,6 +103,8 @@ from rducc.dialects.unchanged import unchanged
 from rducc.model.group_signature import group_signature
 from rducc.model.kernel_model import (
     GrowingGroup,
+    TilePlan,
+    Window,
     best_plan,
     gathered_inputs,
     input_bytes,
@@ -465,14 +467,16 @@ def group_body(ops: Sequence[Operation], target: Target) -> tuple[KernelBody, di
     found = _group_plan(ops, target)
     if found is None:
         return None
-    body, reads, writes = found
+    body, reads, writes, _ = found
     moved = {"hbm->sram": sum(reads), "sram->hbm": sum(writes)}
     return body, {k: n for k, n in moved.items() if n}
 
 
-def _group_plan(ops: Sequence[Operation], target: Target) -> tuple[KernelBody, tuple[int, ...], tuple[int, ...]] | None:
+def _group_plan(ops: Sequence[Operation], target: Target
+                ) -> tuple[KernelBody, tuple[int, ...], tuple[int, ...], tuple[int, ...]] | None:
     """`group_body`'s body, with the bytes it reads of each of the group's inputs and
-    writes of each of its outputs (`make_group`'s order)."""
+    writes of each of its outputs (`make_group`'s order), and the bytes its first tile
+    reads of each input (`first_tile_reads`)."""
     group = make_group(ops)
     found = best_plan(group, target)
     if found is None:
@@ -494,7 +498,19 @@ def _group_plan(ops: Sequence[Operation], target: Target) -> tuple[KernelBody, t
     hoisted = set(gathered.values())
     body = KernelBody(f"group at {ops[0].name}", ops[0], tuple(op for op in ops if op not in hoisted), tuple(inputs),
                       tuple(group.outputs), tuple(sizes), lambda v: scaled_bytes(v, plan), plan.count)
-    return body, reads, writes
+    return body, reads, writes, first_tile_reads(group.inputs, plan, windows, gathered)
+
+
+def first_tile_reads(inputs: Sequence[SSAValue], plan: TilePlan, windows: dict[SSAValue, Window],
+                     gathered: dict[SSAValue, GatherOp]) -> tuple[int, ...]:
+    """Per input, the bytes the first tile of a tile loop loads of it (`rdu-insert-dma`:
+    a tiled input's window, DMA'd in the loop; a gathered table's rows for the tile):
+    0 for an input loaded once before the loop, and for every input of a kernel of one
+    tile. The cost model pays them in the kernel's fill (`KernelWork.first_tile_s`)."""
+    if plan.count <= 1:
+        return (0,) * len(inputs)
+    read = [gathered[v].results[0] if v in gathered else v for v in inputs]
+    return tuple(scaled_bytes(v, plan, windows) if v in plan.tiled else 0 for v in read)
 
 
 @dataclass(frozen=True)
@@ -508,18 +524,26 @@ class Traffic:
     work: KernelWork
     reads: tuple[int, ...]
     writes: tuple[int, ...]
+    first: tuple[int, ...] = ()
+    """Per input, the bytes the first tile of its tile loop reads (`first_tile_reads`)."""
 
     def seconds(self, target: Target, ddr_reads: Container[int] = (), ddr_writes: Container[int] = (),
-                looped: bool = False) -> float:
+                looped: bool = False, tile_loop: bool = False) -> float:
         """Its modeled seconds with the inputs at `ddr_reads` and the outputs at
-        `ddr_writes` (positions) in DDR, the rest in HBM."""
+        `ddr_writes` (positions) in DDR, the rest in HBM. `tile_loop`: as the cost
+        model times the kernel `rdu-tile` lowers (`kernel_work`), its first tile's
+        loads in its fill, by their tier (`first_tile_reads`); without it, each tier's
+        bytes whole at its bandwidth (`rdu-fuse`'s weighing of a group)."""
         moved = {"hbm->sram": 0, "ddr->sram": 0, "sram->hbm": 0, "sram->ddr": 0}
+        first = {"hbm": 0, "ddr": 0}
         for at, n in enumerate(self.reads):
             moved["ddr->sram" if at in ddr_reads else "hbm->sram"] += n
+            if tile_loop and self.first:
+                first["ddr" if at in ddr_reads else "hbm"] += self.first[at]
         for at, n in enumerate(self.writes):
             moved["sram->ddr" if at in ddr_writes else "sram->hbm"] += n
         tiers = {k: n for k, n in moved.items() if n}
-        return kernel_time(with_bytes(self.work, tiers, target), target, looped).modeled_time_s
+        return kernel_time(with_bytes(self.work, tiers, target, first), target, looped).modeled_time_s
 
 
 def group_traffic(ops: Sequence[Operation], target: Target) -> Traffic | None:
@@ -539,12 +563,12 @@ def _map_group(ops: Sequence[Operation], target: Target) -> tuple[KernelBody, Ke
     planned = _group_plan(ops, target)
     if planned is None:
         return None
-    body, reads, writes = planned
+    body, reads, writes, first = planned
     try:
         mapping = map_body(body, target)
     except LocatedError:
         return None
-    return body, mapping, Traffic(planned_work(body, mapping, target), reads, writes)
+    return body, mapping, Traffic(planned_work(body, mapping, target), reads, writes, first)
 
 
 @dataclass(frozen=True)

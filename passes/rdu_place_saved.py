@@ -617,9 +617,10 @@ class _Pricer:
     callees' parameters it is passed to), its update written there when the update is
     written in place (`written_in_place`) and read back from there by the kernels that
     read the update (AdamW's new moments, read by its weight's update). A kernel whose
-    tile plan has more than one tile (`rdu-tile` makes it a loop, each tile loading its
-    own windows, which the kernel seen whole does not show) pays its DDR bytes in full,
-    hidden by nothing."""
+    tile plan has more than one tile (`rdu-tile` makes it a loop) is timed as the cost
+    model times the loop (`Traffic.seconds(tile_loop=True)`): its bytes at their tiers'
+    bandwidths under its compute, the first tile's loads in its fill, by their tier
+    (`first_tile_reads`)."""
 
     def __init__(self, function: func.FuncOp, target: Target, in_place: frozenset[SSAValue] = frozenset()):
         self.function = function
@@ -736,10 +737,7 @@ class _Pricer:
             return kernel_roofline_s(kernel, self.target) + _ddr_extra_seconds(self.target, moved)
         ins = {at_input[i] for i in reads if i in at_input}
         outs = {at_output[i] for i in writes if i in at_output}
-        if traffic.work.tiles > 1:  # rdu-tile makes it a tile loop, whose loads one tile at a time this view does
-            moved = sum(traffic.reads[at] for at in ins) + sum(traffic.writes[at] for at in outs)  # not see:
-            return traffic.seconds(self.target) + _ddr_extra_seconds(self.target, moved)  # its DDR bytes in full
-        return traffic.seconds(self.target, ins, outs)
+        return traffic.seconds(self.target, ins, outs, tile_loop=True)
 
     def price(self, values: Iterable[SSAValue], globals_: Iterable[str],
               before: tuple[Iterable[SSAValue], Iterable[str]] = ((), ())) -> float:

@@ -7,7 +7,7 @@ link time.
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, fields, replace
 
 from xdsl.dialects import arith
@@ -237,7 +237,7 @@ def kernel_work(record: KernelRecord, target: Target) -> KernelWork:
         for transfer in record.feeds:
             if transfer.in_loop:
                 first[transfer.key.split("->")[0]] += transfer.bytes_once
-    first_s = {tier: n / target.sustained_bandwidth(tier) for tier, n in first.items()}
+    first_s = first_tile_seconds(first, target)
     startup = target.dma_latency_s if (record.feeds or record.drains) else 0.0
     link_s, link_bytes = kernel_link_cost(record.op, tiles, target)
     return KernelWork(
@@ -278,13 +278,25 @@ def planned_work(body: KernelBody, mapping: KernelMapping, target: Target) -> Ke
         sections=mapping.sections)
 
 
-def with_bytes(work: KernelWork, bytes_by_tier: dict[str, int], target: Target) -> KernelWork:
-    """`work` (a kernel not lowered yet) moving `bytes_by_tier`, each tier's bytes whole
-    at its sustained bandwidth, one DMA start-up when it moves any, no first tile apart."""
+def first_tile_seconds(first_bytes: Mapping[str, int], target: Target) -> dict[str, float]:
+    """Per source tier, the seconds a tile loop's first tile takes to load its bytes
+    there (`first_bytes`): paid in the kernel's fill, before its pipeline runs, and
+    not again in that tier's time (`KernelWork.first_tile_s`)."""
+    return {tier: n / target.sustained_bandwidth(tier) for tier, n in first_bytes.items() if n}
+
+
+def with_bytes(work: KernelWork, bytes_by_tier: dict[str, int], target: Target,
+               first_bytes: Mapping[str, int] | None = None) -> KernelWork:
+    """`work` (a kernel not lowered yet) moving `bytes_by_tier`, each tier's bytes at its
+    sustained bandwidth, one DMA start-up when it moves any; `first_bytes`: per source
+    tier, what the first tile of its tile loop loads, paid in the fill as `kernel_work`
+    pays a lowered kernel's (none apart when not given)."""
+    first_s = first_tile_seconds(first_bytes or {}, target)
     return replace(work, bytes_by_tier=bytes_by_tier,
                    hbm_s=_tier_bytes(bytes_by_tier, "hbm") / target.sustained_bandwidth("hbm"),
                    ddr_s=_tier_bytes(bytes_by_tier, "ddr") / target.sustained_bandwidth("ddr"),
-                   startup_s=target.dma_latency_s if bytes_by_tier else 0.0)
+                   startup_s=(target.dma_latency_s if bytes_by_tier else 0.0) + max(first_s.values(), default=0.0),
+                   first_tile_s=first_s)
 
 
 def planned_cost(body: KernelBody, mapping: KernelMapping, bytes_by_tier: dict[str, int],
