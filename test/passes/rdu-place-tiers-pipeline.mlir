@@ -26,12 +26,16 @@
 // FITS-SAME: tier.hbm_weight_bytes_by_stage = array<i64: 33536, 33536>, tier.ddr_weight_bytes_by_stage = array<i64: 0, 0>
 // FITS-NOT:  in ddr
 
-// 150 kB a socket: the planner spills the layers' gradients (32.8 kB) and
-// keeps every weight in HBM; rdu-place-tiers agrees (no weight in DDR).
-// SPILL:      gradients.hbm = 34304 : i64, gradients.ddr = 32768 : i64
-// SPILL-SAME: tier.ddr_weight_bytes = 0 : i64
-// SPILL-SAME: tier.ddr_weight_bytes_by_stage = array<i64: 0, 0>
-// SPILL-NOT:  tier.global {{.*}} in ddr
+// 150 kB a socket: the planner puts the two gate weights (16 kB each, one a
+// stage) in DDR and keeps the gradients in HBM (a tile loop's DDR reads priced
+// under its compute, as the cost model times them); rdu-place-tiers keeps
+// exactly those in DDR, 16,384 bytes on each stage's socket: the totals are
+// those two weights' bytes, so no other weight is in DDR.
+// SPILL:      gradients.ddr = 0 : i64
+// SPILL-SAME: tier.ddr_weight_bytes = 32768 : i64
+// SPILL-SAME: tier.ddr_weight_bytes_by_stage = array<i64: 16384, 16384>
+// SPILL-DAG:  tier.global @blocks.0.gate.weight in ddr
+// SPILL-DAG:  tier.global @blocks.1.gate.weight in ddr
 
 // ERR: error: the model does not fit train-pp: {{.*}} bytes of activations (pipeline stage 0's sockets), against 20000 bytes of HBM
 
