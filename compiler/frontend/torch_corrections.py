@@ -9,6 +9,9 @@ joint graph) and in every decomposition table rducc builds (`torch_corrections`)
   refused torch.cov: "aten.equal.default").
 - `ctc_loss` (both overloads): torch's composite calls `_ctc_loss`, whose fake kernel's output shape
   depends on the lengths' values (torch.export refused F.ctc_loss: "aten._ctc_loss").
+- ops with a fused CPU kernel whose C++ composite a trace expands instead (`fused_kernel_composites`:
+  `mish_backward`, `silu_backward` on torch 2.13): torch's Python decomposition, float32 inside and one
+  rounding of 16-bit results as the kernel, in place of the composite's op-by-op 16-bit roundings.
 - `checkpoint_inputs_kept_plainly` (not an op): a nested torch.utils.checkpoint made torch.export
   mark the rest of the forward a no-grad region.
 """
@@ -17,6 +20,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
+from functools import cache
 from typing import Any
 
 import torch
@@ -39,9 +43,26 @@ def _overload(name: str) -> torch._ops.OpOverload | None:
     return getattr(getattr(getattr(torch.ops, namespace), op, None), variant, None)
 
 
+@cache
+def fused_kernel_composites() -> dict[torch._ops.OpOverload, Decomposition]:
+    """torch's Python decomposition of each op that has both its own CPU kernel and a C++
+    CompositeImplicitAutograd one: eager runs the kernel (one fused loop: float32 inside, one rounding
+    of a 16-bit result), a trace expands the composite (each of its ops rounded to the 16-bit type in
+    turn: `math_mish_backward` a bf16 ulp off eager's mish gradient in about a fifth of the elements
+    under autocast). torch's Python decompositions of these compute as the kernel (`pw_cast_for_opmath`).
+    Found by asking the dispatcher, not listed: on torch 2.13, `mish_backward` and `silu_backward`."""
+    from torch._decomp import decomposition_table
+
+    has_kernel = torch._C._dispatch_has_kernel_for_dispatch_key
+    return {op: function for op, function in decomposition_table.items()
+            if isinstance(op, torch._ops.OpOverload) and has_kernel(op.name(), "CPU")
+            and has_kernel(op.name(), "CompositeImplicitAutograd")}
+
+
 def torch_corrections() -> dict[Any, Decomposition]:
     """The corrected decompositions by op overload (for a table built from torch's own)."""
-    return {op: function for name, function in TORCH_CORRECTIONS.items() if (op := _overload(name)) is not None}
+    listed = {op: function for name, function in TORCH_CORRECTIONS.items() if (op := _overload(name)) is not None}
+    return {**fused_kernel_composites(), **listed}
 
 
 @contextmanager

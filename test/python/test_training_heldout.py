@@ -357,6 +357,23 @@ def test_a_layer_applied_several_times_under_autocast_sums_its_gradients_as_eage
         assert torch.equal(torch.as_tensor(gradient), parameter.grad), name
 
 
+def test_mish_gradients_under_autocast_round_once_as_eagers_kernel() -> None:
+    """param_containers' bf16 layer: eager's backward runs mish_backward's fused CPU kernel (float32 inside,
+    one bf16 rounding), a trace would expand its C++ composite (each op rounded to bf16); a bf16
+    gradients-only step's gradients equal eager autocast's bit for bit (`fused_kernel_composites`)."""
+    torch.manual_seed(0)
+    model, x, labels = nn.Sequential(nn.Linear(10, 18), nn.Mish(), nn.Linear(18, 4)), torch.randn(6, 10), \
+        torch.tensor([0, 1, 2, 3, 1, 2])
+    reference = copy.deepcopy(model)
+    program = rducc.compile_training(model, (x, labels), optimizer=None, loss_fn=nn.functional.cross_entropy,
+                                     mixed_precision="bf16")
+    _, *gradients = program.step(x, labels)
+    with torch.autocast("cpu", torch.bfloat16):
+        nn.functional.cross_entropy(reference(x), labels).backward()
+    for (name, parameter), gradient in zip(reference.named_parameters(), gradients, strict=True):
+        assert torch.equal(torch.as_tensor(gradient), parameter.grad), name
+
+
 def _multilabel_targets(labels: torch.Tensor, classes: int) -> torch.Tensor:
     """Two targets per row (the label, the next class), then -1 and padding: fewer targets than classes."""
     pad = torch.full_like(labels, -1)
