@@ -103,12 +103,15 @@ values and globals touch, timed with all its DDR bytes at once (`_Pricer.price`)
 and the recomputes kept (a layer call's cut to what it still gives), their
 kernels reading what is in DDR from there.
 
-If the program with its recomputes in place (their clones, the longer lives
-of their inputs) still exceeds HBM as `rdu-place-tiers` counts it (which
-counts the peak inside each outlined layer's call too), a second round plans
-again on that program by the same rule: spills and recomputes, each where it
-costs less per byte freed (it spilled only). Every figure comes from the target; the costs are
-modeled, not measured.
+Both rounds count the step's peak as `rdu-place-tiers` does: a layer call holds
+its callee's own peak while it runs (`_CalleeHeld`: the callee's activations, as
+`held_bytes` counts them, less the results the plan puts in DDR, which the callee
+then writes there), so the first round sees what the layers hold, not only what
+passes between them. If the program with its recomputes in place (their clones,
+which hold their cut callee's peak, and the longer lives of their inputs) still
+exceeds HBM, a second round plans again on that program by the same rule: spills
+and recomputes, each where it costs less per byte freed. Every figure comes from
+the target; the costs are modeled, not measured.
 
 Every kernel and call gets `rdu.phase`; globals the step writes back that
 are not parameters are marked `rdu.memory_class = "optimizer state"`. The
@@ -1001,7 +1004,8 @@ def plan_placements(step: TrainingStep, module: ModuleOp, target: Target, recomp
     """Placements that fit the step's demand in HBM at the least modeled cost: while
     the demand (globals in HBM + the peak of live activations) exceeds HBM, the
     cheapest candidate per byte that frees bytes at the peak (module docstring);
-    `second`: a second round's plan (the same rule, with the callees' peaks);
+    `second`: the plan is the second round's (both rounds plan by one rule and one
+    liveness; the flag tells them apart to those who watch the rounds);
     `recompute_first`: every recompute weighed before any spill; `charge`: a spill
     is charged the saving of the recomputes it closes (`_closing_charge`)."""
     sizes = _global_sizes(module)
