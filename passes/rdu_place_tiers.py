@@ -144,8 +144,8 @@ def held_bytes(function: func.FuncOp, callee_peaks: Mapping[str, int],
     for index, (op, counted) in enumerate(zip(ops, on_stage)):
         made = sum(value_bytes(r) for r in hbm_results(op, over_globals)) if counted else 0
         running = callee_peaks.get(op.callee.string_value(), 0) if isinstance(op, func.CallOp) else made
-        held.append(live + running if counted else 0)  # a value of this stage another stage's op reads last
-        live += made - dead_after.get(index, 0)  # still dies there
+        held.append(live + running if counted else 0)
+        live += made - dead_after.get(index, 0)  # a value another stage's op reads last still dies there
     return entry, held
 
 

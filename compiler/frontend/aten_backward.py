@@ -18,7 +18,8 @@ and rducc's `torch_fallbacks` applies it; what torch keeps is here:
   input by the output gradient with batch and channels swapped (stride and
   dilation exchanged, groups kept), over the input rows the forward's windows
   reach (a stride's leftover rows sliced off, or padded less), so its result
-  is the kernel's taps; the bias gradient a sum. A bf16/f16 one stays whole, for `rdu.conv_grad` (torch's kernel).
+  is the kernel's taps; the bias gradient a sum. A bf16/f16 one stays whole,
+  for `rdu.conv_grad` (torch's kernel).
 - `avg_pool{2,3}d_backward`, `_adaptive_avg_pool{2,3}d_backward`: every
   average pool is separable (its window is a box, its divisor a product of
   one count per dim, also with padding excluded, ceil_mode or adaptive
