@@ -103,12 +103,15 @@ values and globals touch, timed with all its DDR bytes at once (`_Pricer.price`)
 and the recomputes kept (a layer call's cut to what it still gives), their
 kernels reading what is in DDR from there.
 
-If the program with its recomputes in place (their clones, the longer lives
-of their inputs) still exceeds HBM as `rdu-place-tiers` counts it (which
-counts the peak inside each outlined layer's call too), a second round plans
-again on that program by the same rule: spills and recomputes, each where it
-costs less per byte freed (it spilled only). Every figure comes from the target; the costs are
-modeled, not measured.
+Both rounds count the step's peak as `rdu-place-tiers` does: a layer call holds
+its callee's own peak while it runs (`_CalleeHeld`: the callee's activations, as
+`held_bytes` counts them, less the results the plan puts in DDR, which the callee
+then writes there), so the first round sees what the layers hold, not only what
+passes between them. If the program with its recomputes in place (their clones,
+which hold their cut callee's peak, and the longer lives of their inputs) still
+exceeds HBM, a second round plans again on that program by the same rule: spills
+and recomputes, each where it costs less per byte freed. Every figure comes from
+the target; the costs are modeled, not measured.
 
 Every kernel and call gets `rdu.phase`; globals the step writes back that
 are not parameters are marked `rdu.memory_class = "optimizer state"`. The
@@ -178,6 +181,8 @@ from rducc.passes.rdu_fuse import Traffic, group_traffic, weigh
 from rducc.passes.rdu_insert_dma import viewed_input
 from rducc.passes.rdu_place_tiers import (
     global_homes,
+    hbm_results,
+    held_bytes,
     input_stages,
     peak_activation_bytes,
     stage_count,
@@ -224,13 +229,51 @@ def _global_sizes(module: ModuleOp) -> dict[str, int]:
     return {g.sym_name.data: value_bytes(g.global_type) for g in module.ops if isinstance(g, GlobalOp)}
 
 
+class _CalleeHeld:
+    """What an outlined function's HBM holds while a call of it runs (`held_bytes`, as
+    `rdu-place-tiers` counts a call), less the results its caller's plan puts in DDR:
+    a spilled slot of a layer's calls is its callee's kernel result in DDR
+    (`_mark_callee_result`), which its own peak no longer holds."""
+
+    def __init__(self, callee: func.FuncOp, peaks: Mapping[str, int]):
+        _, held = held_bytes(callee, peaks)
+        self.held = np.array(held or [0], dtype=np.int64)
+        returned = callee.body.block.last_op
+        over_globals = written_in_place(callee)
+        counted = frozenset(r for op in callee.body.block.ops for r in hbm_results(op, over_globals))
+        order = {op: i for i, op in enumerate(callee.body.block.ops)}
+        self.returns: list[tuple[int, int] | None] = []
+        """Per returned index, from which of the callee's positions its bytes are held
+        (a kernel's result from its kernel, a call's after it) and how many."""
+        for value in returned.operands if returned is not None else ():
+            if isinstance(value, OpResult) and value in counted:
+                start = order[value.op] + (1 if isinstance(value.op, func.CallOp) else 0)
+                self.returns.append((start, value_bytes(value)))
+            else:
+                self.returns.append(None)
+
+    def peak(self, in_ddr: Iterable[int]) -> int:
+        """The most it holds at once with the results at indices `in_ddr` in DDR."""
+        held = self.held.copy()
+        for start, size in {self.returns[i] for i in in_ddr if self.returns[i] is not None}:  # type: ignore[misc]
+            held[start:] -= size
+        return max(0, int(held.max()))
+
+
+def callee_holds(module: ModuleOp) -> dict[str, _CalleeHeld]:
+    """Per outlined function, what a call of it holds (`_CalleeHeld`)."""
+    peaks = callee_peaks(module)
+    return {f.sym_name.data: _CalleeHeld(f, peaks) for f in callees_first(module) if is_outlined(f)}
+
+
 class _Liveness:
     """The HBM peak of a function's activations under a set of placements, per pipeline
     stage (`op_stage`: each stage's sockets have their own HBM; one stage when the step
-    is not pipelined)."""
+    is not pipelined); a call holds its callee's own peak while it runs, less the
+    results the placements put in DDR (`_CalleeHeld`)."""
 
     def __init__(self, function: func.FuncOp, step: TrainingStep, in_place: frozenset[SSAValue] = frozenset(),
-                 peaks: dict[str, int] | None = None):
+                 callees: Mapping[str, _CalleeHeld] | None = None):
         block = function.body.block
         self.ops = list(block.ops)
         self.position = {op: i for i, op in enumerate(self.ops)}
@@ -250,6 +293,9 @@ class _Liveness:
         self.delta = np.zeros((self.stages, len(self.ops) + 2), dtype=np.int64)
         """Per stage and position, the bytes that start holding HBM there less those that
         stopped just before."""
+        self.callees = callees or {}
+        self.inner: dict[func.CallOp, int] = {}
+        """Per call of an outlined function, what its callee holds while it runs, as counted in `delta`."""
         for at, op in enumerate(self.ops):
             stage = op_stage(op) if self.stages > 1 else 0
             start = at + (1 if isinstance(op, func.CallOp) else 0)
@@ -259,12 +305,22 @@ class _Liveness:
                 size = 0 if result in in_place else value_bytes(result)  # the global's bytes, counted apart
                 self.intervals[result] = (start, end, size)
                 self.stage[result] = stage
-            # a call holds its callee's own peak while it runs
-            inner = peaks.get(op.callee.string_value(), 0) if peaks and isinstance(op, func.CallOp) else 0
-            self.delta[stage, at] += inner
-            self.delta[stage, at + 1] -= inner
+            if isinstance(op, func.CallOp) and op.callee.string_value() in self.callees:
+                self._hold_callee(op, {})
         self.counted: dict[SSAValue, list[tuple[int, int]]] = {}
         """The spans each value is counted at in `delta`."""
+
+    def _hold_callee(self, call: func.CallOp, placements: Mapping[SSAValue, Placement]) -> None:
+        """Count what `call`'s callee holds while it runs, its results in DDR under
+        `placements` taken off (`_CalleeHeld.peak`)."""
+        held = self.callees[call.callee.string_value()]
+        inner = held.peak(i for i, r in enumerate(call.results) if placements.get(r) == Placement.DDR)
+        at = self.position[call]
+        row = self.delta[op_stage(call) if self.stages > 1 else 0]
+        change = inner - self.inner.get(call, 0)
+        row[at] += change
+        row[at + 1] -= change
+        self.inner[call] = inner
 
     def _top(self, op: Operation | None) -> Operation | None:
         while op is not None and op not in self.position:
@@ -303,6 +359,8 @@ class _Liveness:
                 row[start] += size
                 row[end + 1] -= size
             self.counted[value] = spans
+            if isinstance(value, OpResult) and value.op in self.inner:
+                self._hold_callee(value.op, placements)  # type: ignore[arg-type]
 
     def peaks(self) -> list[tuple[int, int]]:
         """Per stage, the most bytes live at once and the (first) position where that
@@ -946,7 +1004,8 @@ def plan_placements(step: TrainingStep, module: ModuleOp, target: Target, recomp
     """Placements that fit the step's demand in HBM at the least modeled cost: while
     the demand (globals in HBM + the peak of live activations) exceeds HBM, the
     cheapest candidate per byte that frees bytes at the peak (module docstring);
-    `second`: a second round's plan (the same rule, with the callees' peaks);
+    `second`: the plan is the second round's (both rounds plan by one rule and one
+    liveness; the flag tells them apart to those who watch the rounds);
     `recompute_first`: every recompute weighed before any spill; `charge`: a spill
     is charged the saving of the recomputes it closes (`_closing_charge`)."""
     sizes = _global_sizes(module)
@@ -964,7 +1023,7 @@ def plan_placements(step: TrainingStep, module: ModuleOp, target: Target, recomp
     plan = _Plan(placements, {}, spilled & set(sizes), {}, temporaries, costs, pricer,
                  recompute_first=recompute_first, charge=charge)
     pinned: set[SSAValue] = set()
-    liveness = _Liveness(step.function, step, in_place, callee_peaks(module) if second else None)
+    liveness = _Liveness(step.function, step, in_place, callee_holds(module))
     shared = shared_placements(step.function)
     _UNPLACED.clear()
     before = _Before(frozenset(v for v, p in placements.items() if p == Placement.DDR), frozenset(plan.ddr_globals))

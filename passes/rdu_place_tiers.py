@@ -97,7 +97,7 @@ def _first_use_order(module: ModuleOp) -> list[str]:
     return list(order)
 
 
-def _hbm_results(op: Operation, over_globals: frozenset[SSAValue] = frozenset()) -> list[SSAValue]:
+def hbm_results(op: Operation, over_globals: frozenset[SSAValue] = frozenset()) -> list[SSAValue]:
     """The results of an op that live in HBM: all but those `rdu-place-saved` spilled to
     DDR and the new values written over their globals (`written_in_place`)."""
     return [r for i, r in enumerate(op.results) if result_placement(op, i) != Placement.DDR and r not in over_globals]
@@ -105,12 +105,24 @@ def _hbm_results(op: Operation, over_globals: frozenset[SSAValue] = frozenset())
 
 def peak_activation_bytes(function: func.FuncOp, callee_peaks: dict[str, int], stage: int | None = None) -> int:
     """The most activation bytes live at once in `function`'s HBM, in program
-    order: the user inputs throughout, each kernel's (or call's) results from
-    that op to their last reader, as `rdu-insert-dma` frees them; a call adds
-    its callee's own peak while it runs (an outlined layer's arguments are its
-    caller's values, live across the whole call). `stage`: only that pipeline
-    stage's sockets' HBM (`op_stage`: the results of its ops, the user inputs
-    its ops read); None: the whole program."""
+    order (`held_bytes`: the user inputs throughout, each kernel's or call's
+    results from that op to their last reader, a call's callee's own peak while
+    it runs). `stage`: only that pipeline stage's sockets' HBM; None: the whole
+    program."""
+    entry, held = held_bytes(function, callee_peaks, stage)
+    return max([entry, *held])
+
+
+def held_bytes(function: func.FuncOp, callee_peaks: Mapping[str, int],
+               stage: int | None = None) -> tuple[int, list[int]]:
+    """The activation bytes `function`'s HBM holds on entry, and while each of its
+    ops runs, in program order: the user inputs throughout, each kernel's (or
+    call's) results from that op to their last reader, as `rdu-insert-dma` frees
+    them; a call holds its callee's own peak while it runs (an outlined layer's
+    arguments are its caller's values, live across the whole call). `stage`: only
+    that pipeline stage's sockets' HBM (`op_stage`: the results of its ops, the
+    user inputs its ops read; an op of another stage holds nothing here); None:
+    the whole program."""
     block = function.body.block
     ops = list(block.ops)
     position = positions(block)
@@ -118,7 +130,7 @@ def peak_activation_bytes(function: func.FuncOp, callee_peaks: dict[str, int], s
     over_globals = written_in_place(function)
     on_stage = [stage is None or op_stage(op) == stage for op in ops]
     for op, counted in zip(ops, on_stage):
-        for result in _hbm_results(op, over_globals) if counted else ():
+        for result in hbm_results(op, over_globals) if counted else ():
             end = live_end(op, block, position, [result])
             dead_after[end] = dead_after.get(end, 0) + value_bytes(result)
     live = 0
@@ -128,14 +140,13 @@ def peak_activation_bytes(function: func.FuncOp, callee_peaks: dict[str, int], s
             if global_of(a) is None  # a weight is placed on its own
             and (stage is None or stage in input_stages(arg))
         )
-    peak = live
+    entry, held = live, []
     for index, (op, counted) in enumerate(zip(ops, on_stage)):
-        made = sum(value_bytes(r) for r in _hbm_results(op, over_globals)) if counted else 0
-        if counted:  # a value of this stage another stage's op reads last still dies there
-            running = callee_peaks.get(op.callee.string_value(), 0) if isinstance(op, func.CallOp) else made
-            peak = max(peak, live + running)
-        live += made - dead_after.get(index, 0)
-    return peak
+        made = sum(value_bytes(r) for r in hbm_results(op, over_globals)) if counted else 0
+        running = callee_peaks.get(op.callee.string_value(), 0) if isinstance(op, func.CallOp) else made
+        held.append(live + running if counted else 0)
+        live += made - dead_after.get(index, 0)  # a value another stage's op reads last still dies there
+    return entry, held
 
 
 def input_stages(arg: SSAValue) -> set[int]:

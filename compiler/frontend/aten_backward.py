@@ -16,8 +16,10 @@ and rducc's `torch_fallbacks` applies it; what torch keeps is here:
   transposed convolution of the output gradient by the weight (the direct one
   for a transposed convolution); the weight gradient is a convolution of the
   input by the output gradient with batch and channels swapped (stride and
-  dilation exchanged, groups kept), cropped to the kernel; the bias gradient
-  a sum. A bf16/f16 one stays whole, for `rdu.conv_grad` (torch's kernel).
+  dilation exchanged, groups kept), over the input rows the forward's windows
+  reach (a stride's leftover rows sliced off, or padded less), so its result
+  is the kernel's taps; the bias gradient a sum. A bf16/f16 one stays whole,
+  for `rdu.conv_grad` (torch's kernel).
 - `avg_pool{2,3}d_backward`, `_adaptive_avg_pool{2,3}d_backward`: every
   average pool is separable (its window is a box, its divisor a product of
   one count per dim, also with padding excluded, ceil_mode or adaptive
@@ -72,11 +74,14 @@ def _weight_gradient(
     """d(loss)/d(weight) of the direct convolution `grad = conv(input, weight)`:
     the convolution of the input (channels as batch, batch as channels) by the
     output gradient (as a weight of N input channels per group), with stride and
-    dilation exchanged, cropped to the kernel. Shape [O, C / groups, *kernel]."""
+    dilation exchanged, over the padded input's rows the forward's windows reach
+    (`_reached`), so that its result is the kernel's size: no tap is computed
+    that the weight has not. Shape [O, C / groups, *kernel]."""
     batch, channels = input.shape[:2]
     outputs = grad.shape[1]
     spatial = len(kernel)
     per_group, out_per_group = channels // groups, outputs // groups
+    input, padding = _reached(input, grad.shape[2:], kernel, stride, padding, dilation)
     # input [N, G, Cg, *S] -> [Cg, G * N, *S]
     images = input.reshape(batch, groups, per_group, *input.shape[2:])
     images = images.permute(2, 1, 0, *range(3, 3 + spatial)).reshape(per_group, groups * batch, *input.shape[2:])
@@ -85,11 +90,32 @@ def _weight_gradient(
     filters = filters.permute(1, 2, 0, *range(3, 3 + spatial)).reshape(outputs, batch, *grad.shape[2:])
     result = aten.convolution(images, filters, None, list(dilation), list(padding), list(stride), False,
                               [0] * spatial, groups)
-    for dim, size in enumerate(kernel):
-        if result.shape[2 + dim] != size:
-            result = aten.slice(result, 2 + dim, 0, size)
     # [Cg, O, *K] -> [O, Cg, *K]
     return result.permute(1, 0, *range(2, 2 + spatial))
+
+
+def _reached(input: torch.Tensor, out: Sequence[int], kernel: Sequence[int], stride: Sequence[int],
+             padding: Sequence[int], dilation: Sequence[int]) -> tuple[torch.Tensor, list[int]]:
+    """The input and the padding the weight gradient's convolution reads: the padded
+    input's rows the forward's windows reach, `dilation x (kernel - 1) + stride x
+    (out - 1) + 1` a dim. A stride can leave up to `stride - 1` rows past the last
+    window (3x3 stride 2 padding 1 on 8 rows: the high side's padding row): the
+    convolution over them would give taps past the kernel, computed and cut off.
+    Those rows of the input are sliced off; where some are padding, the input is
+    padded explicitly, less on the high side, and the convolution pads nothing."""
+    spatial = len(kernel)
+    sizes = list(input.shape[2:])
+    over = [n + 2 * p - (d * (k - 1) + s * (o - 1) + 1)
+            for n, o, k, s, p, d in zip(sizes, out, kernel, stride, padding, dilation)]
+    cut = [max(0, extra - p) for extra, p in zip(over, padding)]
+    for dim, rows in enumerate(cut):
+        if rows:
+            input = aten.slice(input, 2 + dim, 0, sizes[dim] - rows)
+    high = [min(extra, p) for extra, p in zip(over, padding)]
+    if not any(high):
+        return input, list(padding)
+    pads = [side for p, h in zip(reversed(padding), reversed(high)) for side in (p, p - h)]
+    return aten.constant_pad_nd(input, pads, 0.0), [0] * spatial
 
 
 HALF_CONV_GRADIENTS = (torch.bfloat16, torch.float16)

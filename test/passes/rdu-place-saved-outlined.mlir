@@ -3,13 +3,17 @@
 // linear layers have a bias: the bias gradient is a view kernel (a reshape of the
 // summed rows), which rdu-insert-dma lowers to a tier.view of its input's buffer.
 // The view's tier is its input's, so rdu-place-saved places the view, its input
-// and every operand of @layer_optimizer at that index together: with 100 kB of
+// and every operand of @layer_optimizer at that index together: with 105 kB of
 // HBM all of them go to DDR, and @layer_optimizer's parameter is a DDR buffer
-// that both calls feed from DDR (the IR verifies).
-// RUN: rducc-opt --check-roundtrip -p 'rdu-fuse{level=0},rdu-merge-maps,rdu-place-saved{target="%S/Inputs/train-hbm.toml"}' %s | filecheck %s --check-prefix=PLACE
-// RUN: rducc-opt -p 'rdu-fuse{level=0},rdu-merge-maps,rdu-place-saved{target="%S/Inputs/train-hbm.toml"},rdu-tile{target="%S/Inputs/train-hbm.toml"},rdu-place-tiers{target="%S/Inputs/train-hbm.toml"},rdu-insert-dma{keep_on_chip=false}' %s | filecheck %s --check-prefix=DMA
+// that both calls feed from DDR (the IR verifies). (At 100 kB, where this test ran
+// before the first round counted each call's own peak, the planner now fits in one
+// round at 2.38 us by spilling the weight gradients and two gate weights, against
+// 2.46 + 1.27 us in two rounds for the views; at 105 kB both reach this plan, now in
+// one round.)
+// RUN: rducc-opt --check-roundtrip -p 'rdu-fuse{level=0},rdu-merge-maps,rdu-place-saved{target="%S/Inputs/train-hbm-105k.toml"}' %s | filecheck %s --check-prefix=PLACE
+// RUN: rducc-opt -p 'rdu-fuse{level=0},rdu-merge-maps,rdu-place-saved{target="%S/Inputs/train-hbm-105k.toml"},rdu-tile{target="%S/Inputs/train-hbm-105k.toml"},rdu-place-tiers{target="%S/Inputs/train-hbm-105k.toml"},rdu-insert-dma{keep_on_chip=false}' %s | filecheck %s --check-prefix=DMA
 // Invalid: the step before fusion (level graph).
-// RUN: not rducc-opt -p 'rdu-place-saved{target="%S/Inputs/train-hbm.toml"}' %s 2>&1 | filecheck %s --check-prefix=ERR
+// RUN: not rducc-opt -p 'rdu-place-saved{target="%S/Inputs/train-hbm-105k.toml"}' %s 2>&1 | filecheck %s --check-prefix=ERR
 
 // PLACE:      %sum = rdu.kernel "k19"(%view_8) {rdu.saved = ["ddr"], rdu.phase = #rdu<phase backward>}
 // PLACE:      %view_9 = rdu.kernel "k20"(%sum) {rdu.saved = ["ddr"], rdu.phase = #rdu<phase backward>}

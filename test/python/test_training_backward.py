@@ -102,8 +102,8 @@ def test_whisper_encoder_joint_graph_gradients_equal_eager() -> None:
 
 
 class TwoStridedConvs(nn.Module):
-    """Two bias-free stride-2 3x3 convolutions (9x9 -> 5x5 -> 3x3: no row or column
-    of the image left over by the stride) and a pooled head."""
+    """Two bias-free stride-2 3x3 convolutions (8x8 -> 4x4 -> 2x2: each leaves its
+    input's last padding row and column past its last window) and a pooled head."""
 
     def __init__(self) -> None:
         super().__init__()
@@ -123,11 +123,15 @@ def test_float32_training_step_convolution_flops_count_no_inserted_zeros() -> No
     gradient (a transposed convolution of its output gradient) 2 x output-gradient
     elements x in-channels x 9, as the forward (conv1's input, the image, wants
     none). Before tconv23 that input gradient was a direct convolution of the
-    gradient spread with the stride's zeros, counted over conv2's 5x5 input:
-    2 x 2x4x5x5 x 6 x 9 = 21,600 FLOPs, not 7,776 (modeled FLOPs, sn40l)."""
-    program = rducc.compile_training(TwoStridedConvs(), (torch.randn(2, 3, 9, 9), torch.tensor([1, 3])),
+    gradient spread with the stride's zeros, counted over conv2's 4x4 input:
+    2 x 2x4x4x4 x 6 x 9 = 13,824 FLOPs, not 3,456. The stride leaves each
+    convolution's last padding row and column past its last window: each weight
+    gradient convolves only the rows the windows reach; before, conv1's was a 4x4
+    result cropped to 3x3, 2 x 3x4x4x4 x 2 x 16 = 12,288 FLOPs, not 6,912
+    (modeled FLOPs, sn40l)."""
+    program = rducc.compile_training(TwoStridedConvs(), (torch.randn(2, 3, 8, 8), torch.tensor([1, 3])),
                                      optimizer=None, opt_level=0)
-    conv1 = 2 * (2 * 4 * 5 * 5) * 3 * 9  # forward and weight gradient: 10,800 each
-    conv2 = 2 * (2 * 6 * 3 * 3) * 4 * 9  # forward, weight gradient and input gradient: 7,776 each
+    conv1 = 2 * (2 * 4 * 4 * 4) * 3 * 9  # forward and weight gradient: 6,912 each
+    conv2 = 2 * (2 * 6 * 2 * 2) * 4 * 9  # forward, weight gradient and input gradient: 3,456 each
     kernels = [k for k in program.simulate().kernels if set(k.ops_fused) == {"rdu.conv"}]
     assert sorted(k.flops for k in kernels) == sorted([conv1, conv1, conv2, conv2, conv2]), kernels
