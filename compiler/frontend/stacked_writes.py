@@ -213,26 +213,47 @@ def _unviewed(node: Node) -> Node:
 
 @dataclass(frozen=True)
 class _RowWrite:
-    """A slot's new value: `scatter(old slot, dim, index, rows)`."""
+    """A slot's new value: rows written into its old value along `dim` at `index`, by
+    `scatter(old, dim, index, rows)` (`put` False) or `index_put(old, [None, .., index], rows)`
+    (`put` True; `rows` then of the indexed shape)."""
 
+    put: bool
     dim: int
     index: Node
     rows: Node
 
 
+def _written_rows(node: Node) -> tuple[Any, _RowWrite] | None:
+    """(old value, its row write) when `node` writes rows into one value, else None."""
+    if node.op != "call_function":
+        return None
+    if node.target is aten.scatter.src and len(node.args) == 4 and not node.kwargs:
+        old, dim, index, rows = node.args
+        if isinstance(index, Node) and isinstance(rows, Node) and isinstance(dim, int):
+            return old, _RowWrite(False, dim % node.meta["val"].dim(), index, rows)
+    if node.target is aten.index_put.default and len(node.args) == 3 and not node.kwargs:
+        old, indices, rows = node.args
+        given = [i for i, index in enumerate(indices) if index is not None]
+        if len(given) == 1 and isinstance(rows, Node) and isinstance(indices[given[0]], Node) \
+                and indices[given[0]].meta["val"].dim() == 1:
+            return old, _RowWrite(True, given[0], indices[given[0]], rows)
+    return None
+
+
 def _row_write(plan: _Plan, path: Path, value: Node) -> _RowWrite:
-    """`value` as rows scattered into the old value of slot `path` (`_NotFolded` otherwise)."""
-    scatter = _unviewed(value)
-    if scatter.op != "call_function" or scatter.target is not aten.scatter.src or len(scatter.args) != 4:
-        raise _NotFolded("a slot's new value is not rows scattered into it")
-    old, dim, index, rows = scatter.args
+    """`value` as rows written into the old value of slot `path` (`_NotFolded` otherwise)."""
+    writer = _unviewed(value)
+    written = _written_rows(writer)
+    if written is None:
+        raise _NotFolded("a slot's new value is not rows written into it")
+    old, write = written
     reads = {(reader, arg): (version, read) for reader, arg, version, read in plan.reads}
-    if (scatter, old) not in reads or not isinstance(index, Node) or not isinstance(rows, Node):
-        raise _NotFolded("a slot's rows scattered into another value")
-    version, read = reads[(scatter, old)]
+    if (writer, old) not in reads:
+        raise _NotFolded("a slot's rows written into another value")
+    version, read = reads[(writer, old)]
     if read != path or plan.source(version, read) != (plan.buffer, path):
-        raise _NotFolded("a slot's rows scattered into another value")
-    return _RowWrite(dim + (dim < 0) * scatter.meta["val"].dim(), index, rows)
+        raise _NotFolded("a slot's rows written into another value")
+    return write
 
 
 def _same_value(a: Any, b: Any, depth: int = 0) -> bool:
@@ -270,8 +291,8 @@ def _row_writes(plan: _Plan) -> dict[Path, _RowWrite]:
     if _computation_size(first.index, set()) > _MAX_INDEX_NODES:
         raise _NotFolded("a row index computed by too many ops")
     for write in writes.values():
-        if write.dim != first.dim or not _same_value(write.index, first.index) or \
-                write.rows.meta["val"].shape != first.rows.meta["val"].shape:
+        if (write.put, write.dim) != (first.put, first.dim) or not _same_value(write.index, first.index) or \
+                (not write.put and write.rows.meta["val"].shape != first.rows.meta["val"].shape):
             raise _NotFolded("the slots' rows are written at different places")
     return writes
 
@@ -296,20 +317,50 @@ def _copied(emit: NodeEmitter, anchor: Node, node: Any, copies: dict[Node, Node]
     return copies[node]
 
 
+def _indexed_shape(plan: _Plan, depth: int, write: _RowWrite) -> list[int]:
+    """The shape `index_put` writes into a slot: the slot's with the indexed dim the index's length."""
+    shape = list(plan.buffer.meta["val"].shape[depth:])
+    shape[write.dim] = write.index.meta["val"].shape[0]
+    return shape
+
+
 def _combined_write(emit: NodeEmitter, plan: _Plan, writes: dict[Path, _RowWrite], anchor: Node) -> Node:
-    """One `scatter` into the old buffer of every slot's rows, stacked in slot order."""
+    """One write into the old buffer of every slot's rows, stacked in slot order."""
     paths = sorted(writes)
     depth = len(paths[0])
     stacked = list(plan.buffer.meta["val"].shape[:depth])
     first = writes[paths[0]]
-    rows_shape = list(first.rows.meta["val"].shape)
-    flat = [emit(anchor, aten.view.default, writes[path].rows, [1, *rows_shape]) for path in paths]
+    rows_shape = _indexed_shape(plan, depth, first) if first.put else list(first.rows.meta["val"].shape)
+    flat = [emit(anchor, aten.view.default, _spread(emit, anchor, writes[path].rows, rows_shape), [1, *rows_shape])
+            for path in paths]
     rows = emit(anchor, aten.view.default, emit(anchor, aten.cat.default, flat, 0), [*stacked, *rows_shape])
-    index = _copied(emit, anchor, first.index, {})
-    index_shape = list(index.meta["val"].shape)
-    raised = emit(anchor, aten.view.default, index, [1] * depth + index_shape)
+    rows_index = _copied(emit, anchor, _unspread(first.index), {})
+    if first.put:  # index_put of a row list at a dim is a scatter of those rows there
+        index_shape = rows_shape
+        line = [1] * len(rows_shape)
+        line[first.dim] = rows_shape[first.dim]
+        raised = emit(anchor, aten.view.default, rows_index, [1] * depth + line)
+    else:
+        index_shape = list(first.index.meta["val"].shape)
+        raised = emit(anchor, aten.view.default, rows_index, [1] * depth + list(rows_index.meta["val"].shape))
     spread = emit(anchor, aten.expand.default, raised, [*stacked, *index_shape])
     return emit(anchor, aten.scatter.src, plan.buffer, first.dim + depth, spread, rows)
+
+
+def _unspread(index: Node) -> Node:
+    """`index` without the `expand`s that spread it (the row list a scatter's index
+    broadcasts: spread once more over the stacked dims, it stays one broadcast of it)."""
+    while index.op == "call_function" and index.target is aten.expand.default and isinstance(index.args[0], Node) \
+            and index.args[0].meta["val"].dim() == index.meta["val"].dim():
+        index = index.args[0]
+    return index
+
+
+def _spread(emit: NodeEmitter, anchor: Node, rows: Node, shape: list[int]) -> Node:
+    """`rows` broadcast to `shape` (itself when it has that shape)."""
+    if list(rows.meta["val"].shape) == shape:
+        return rows
+    return emit(anchor, aten.expand.default, rows, shape)
 
 
 def _emit_select_path(emit: NodeEmitter, anchor: Node, value: Node, rest: Path) -> Node:
@@ -327,18 +378,20 @@ def _apply(ep: ExportedProgram, plan: _Plan, output: Node, update: Node) -> None
         value, rest = plan.source(version, path)
         reader.replace_input_with(arg, _emit_select_path(emit, reader, value, rest))
     output.replace_input_with(update, combined)
+    erased: set[Node] = set()
     for node in reversed(plan.scrapped):
-        _erase_dead(ep.graph, node)
+        _erase_dead(ep.graph, node, erased)
 
 
-def _erase_dead(graph: torch.fx.Graph, node: Node) -> None:
+def _erase_dead(graph: torch.fx.Graph, node: Node, erased: set[Node]) -> None:
     """Erase `node` and the ops only it used, once nothing uses them."""
-    if node.users or node.op != "call_function":
+    if node in erased or node.users or node.op != "call_function":
         return
     inputs = node.all_input_nodes
     graph.erase_node(node)
+    erased.add(node)
     for arg in inputs:
-        _erase_dead(graph, arg)
+        _erase_dead(graph, arg, erased)
 
 
 def _fake_mode(ep: ExportedProgram) -> Any:
