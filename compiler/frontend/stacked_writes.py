@@ -284,7 +284,7 @@ def _row_writes(plan: _Plan) -> dict[Path, _RowWrite]:
     paths = [path for path, _ in plan.writes]
     depth = len(paths[0])
     stacked = tuple(plan.buffer.meta["val"].shape[:depth])
-    if len(set(paths)) != len(paths) or sorted(paths) != _slots(stacked):
+    if len(paths) != math.prod(stacked) or sorted(paths) != _slots(stacked):
         raise _NotFolded("the slots are not each written once")
     writes = {path: _row_write(plan, path, value) for path, value in plan.writes}
     first = writes[paths[0]]
@@ -426,8 +426,8 @@ def fold_stacked_writes(ep: ExportedProgram) -> bool:
     output = next(n for n in ep.graph.nodes if n.op == "output")
     folded = False
     for buffer, update in _updated_buffers(ep):
-        if buffer.meta["val"].dim() < 2 or math.prod(buffer.meta["val"].shape[:1]) < 2:
-            continue
+        if buffer.meta["val"].dim() < 2 or _select_scatter(update) is None:
+            continue  # its new value is not a slot written into it
         try:
             plan = _plan(ep.graph, buffer, update)
             if not plan.writes:
