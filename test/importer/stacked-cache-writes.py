@@ -1,6 +1,7 @@
 # A KV cache stacked over the layers in one buffer [layers, 2, kv, positions, dim], each
 # layer writing its new key and value rows through a view with its constant index
-# (`cache[i][0].index_copy_(...)`), imported
+# (`cache[i][0, :, pos] = k`, an `index_put_`; pytest test_held_out_layouts.py has
+# `index_copy_`'s, against eager), imported
 # (compiler/frontend/stacked_writes.py): each layer reads its own windows of the old
 # buffer and scatters its rows into them; the buffer's new value is one scatter of every
 # layer's rows into the old buffer, after the last layer (no `where` over the whole stack).
@@ -21,8 +22,8 @@ class Layer(nn.Module):
         self.k, self.v = nn.Linear(8, 8, bias=False), nn.Linear(8, 8, bias=False)
 
     def forward(self, x, slot, pos, whole_slot_read):
-        slot[0].index_copy_(1, pos, self.k(x).view(2, 1, 4))
-        slot[1].index_copy_(1, pos, self.v(x).view(2, 1, 4))
+        slot[0, :, pos] = self.k(x).view(2, 1, 4)
+        slot[1, :, pos] = self.v(x).view(2, 1, 4)
         keys = slot.sum(0) if whole_slot_read else slot[0]
         return x + (x.view(2, 1, 4) @ keys.transpose(-1, -2)).sum()
 
@@ -50,10 +51,10 @@ for whole_slot_read in (False, True):
 # CHECK-LABEL: // whole slot read: False
 # CHECK:       func.func @forward
 # CHECK:       rdu.slice %b_cache offsets [0, 0, 0, 0, 0] {{.*}}rdu.layer = "layers.0"
-# CHECK:       rdu.scatter {{.*}} dim 1 {rdu.layer = "layers.0"} : tensor<2x6x4xf32>
+# CHECK:       rdu.scatter {{.*}} dim 0 {rdu.layer = "layers.0"} : tensor<6x2x4xf32>
 # CHECK-NOT:   tensor<3x2x2x6x4xf32>) ->
 # CHECK:       rdu.slice %b_cache offsets [2, 0, 0, 0, 0] {{.*}}rdu.layer = "layers.2"
-# CHECK:       rdu.scatter {{.*}} dim 1 {rdu.layer = "layers.2"} : tensor<2x6x4xf32>
+# CHECK:       rdu.scatter {{.*}} dim 0 {rdu.layer = "layers.2"} : tensor<6x2x4xf32>
 # CHECK-NOT:   tensor<3x2x2x6x4xf32>) ->
 # CHECK:       rdu.scatter %b_cache[{{.*}}] = {{.*}} dim 3 : tensor<3x2x2x6x4xf32>, tensor<3x2x2x1x4xi64>, tensor<3x2x2x1x4xf32> -> tensor<3x2x2x6x4xf32>
 # CHECK-NEXT:  func.return
