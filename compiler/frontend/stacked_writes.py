@@ -235,7 +235,7 @@ def _written_rows(node: Node) -> tuple[Any, _RowWrite] | None:
         old, indices, rows = node.args
         given = [i for i, index in enumerate(indices) if index is not None]
         if len(given) == 1 and isinstance(rows, Node) and isinstance(indices[given[0]], Node) \
-                and indices[given[0]].meta["val"].dim() == 1:
+                and indices[given[0]].meta["val"].dim() == 1 and indices[given[0]].meta["val"].dtype != torch.bool:
             return old, _RowWrite(True, given[0], indices[given[0]], rows)
     return None
 
@@ -267,6 +267,8 @@ def _same_value(a: Any, b: Any, depth: int = 0) -> bool:
         return not isinstance(a, Node) and not isinstance(b, Node) and a == b
     if depth > _MAX_INDEX_NODES or a.op != "call_function" or a.target != b.target or a.kwargs != b.kwargs:
         return False
+    if torch.Tag.nondeterministic_seeded in getattr(a.target, "tags", ()):
+        return False  # two draws of the same op are different values
     return len(a.args) == len(b.args) and all(_same_value(x, y, depth + 1) for x, y in zip(a.args, b.args))
 
 
@@ -334,7 +336,7 @@ def _combined_write(emit: NodeEmitter, plan: _Plan, writes: dict[Path, _RowWrite
     flat = [emit(anchor, aten.view.default, _spread(emit, anchor, writes[path].rows, rows_shape), [1, *rows_shape])
             for path in paths]
     rows = emit(anchor, aten.view.default, emit(anchor, aten.cat.default, flat, 0), [*stacked, *rows_shape])
-    rows_index = _copied(emit, anchor, _unspread(first.index), {})
+    rows_index = _copied(emit, anchor, first.index if first.put else _unspread(first.index), {})
     if first.put:  # index_put of a row list at a dim is a scatter of those rows there
         index_shape = rows_shape
         line = [1] * len(rows_shape)

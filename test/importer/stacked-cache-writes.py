@@ -56,7 +56,8 @@ for whole_slot_read in (False, True):
 # CHECK:       rdu.slice %b_cache offsets [1, 0, 0, 0, 0] {{.*}}rdu.layer = "layers.1"
 # CHECK:       rdu.scatter {{.*}} dim 0 {rdu.layer = "layers.1"} : tensor<6x2x4xf32>
 # CHECK-NOT:   tensor<2x2x2x6x4xf32>) ->
-# CHECK:       rdu.scatter %b_cache[{{.*}}] = {{.*}} dim 3 : tensor<2x2x2x6x4xf32>, tensor<2x2x2x1x4xi64>, tensor<2x2x2x1x4xf32> -> tensor<2x2x2x6x4xf32>
+# CHECK:       rdu.scatter %b_cache[{{.*}}] = {{.*}} dim 3 : tensor<2x2x2x6x4xf32>, tensor<2x2x2x1x4xi64>,
+# CHECK-SAME:  tensor<2x2x2x1x4xf32> -> tensor<2x2x2x6x4xf32>
 # CHECK-NEXT:  func.return
 # CHECK-LABEL: // whole slot read: True
 # CHECK:       rdu.map {{.*}}, %b_cache {rdu.layer = "layers.0"} : {{.*}} -> tensor<2x2x2x6x4xf32>
