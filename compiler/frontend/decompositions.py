@@ -51,8 +51,8 @@ from rducc.frontend.loader import captured_torch_logs
 from rducc.frontend.local_decompose import decompose_locally, decompose_only, decompose_repeated
 from rducc.frontend.locations import describe_location
 from rducc.frontend.output_edges import lower_output_edges, without_sparse_outputs
-from rducc.frontend.stacked_writes import fold_stacked_writes
 from rducc.frontend.python_numbers import has_python_numbers, lower_python_numbers
+from rducc.frontend.stacked_writes import fold_stacked_writes
 from rducc.frontend.torch_corrections import torch_corrections
 from rducc.frontend.training_mode import TRAINING_CHECKS
 from rducc.registration import registering

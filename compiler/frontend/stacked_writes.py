@@ -72,7 +72,9 @@ def _mask_index(mask: Any, base: Node) -> int | None:
                                                          aten.arange.start):
         return None
     size = base.meta["val"].shape[0]
-    if tuple(ramp.meta["val"].shape) != (size,) or list(shaped.args[1])[1:] != [1] * (base.meta["val"].dim() - 1):
+    mask_shape = shaped.args[1]
+    if tuple(ramp.meta["val"].shape) != (size,) or not isinstance(mask_shape, list | tuple) \
+            or list(mask_shape)[1:] != [1] * (base.meta["val"].dim() - 1):
         return None
     start = ramp.args[0] if ramp.target is not aten.arange.default else 0
     step = ramp.args[2] if ramp.target is aten.arange.start_step and len(ramp.args) > 2 else 1
@@ -233,11 +235,18 @@ def _written_rows(node: Node) -> tuple[Any, _RowWrite] | None:
             return old, _RowWrite(False, dim % node.meta["val"].dim(), index, rows)
     if node.target is aten.index_put.default and len(node.args) == 3 and not node.kwargs:
         old, indices, rows = node.args
-        given = [i for i, index in enumerate(indices) if index is not None]
-        if len(given) == 1 and isinstance(rows, Node) and isinstance(indices[given[0]], Node) \
-                and indices[given[0]].meta["val"].dim() == 1 and indices[given[0]].meta["val"].dtype != torch.bool:
-            return old, _RowWrite(True, given[0], indices[given[0]], rows)
+        given = [(i, index) for i, index in enumerate(indices or ()) if index is not None] \
+            if isinstance(indices, list | tuple) else []
+        if len(given) == 1 and isinstance(rows, Node) and _row_list(given[0][1]):
+            at, index = given[0]
+            assert isinstance(index, Node)
+            return old, _RowWrite(True, at, index, rows)
     return None
+
+
+def _row_list(index: Any) -> bool:
+    """Whether `index` is a 1-d integer tensor (rows, not a mask)."""
+    return isinstance(index, Node) and index.meta["val"].dim() == 1 and index.meta["val"].dtype != torch.bool
 
 
 def _row_write(plan: _Plan, path: Path, value: Node) -> _RowWrite:
