@@ -12,8 +12,9 @@ constant index: no two layers' bodies match, and each moves the whole buffer.
 USER_INPUT_MUTATION placeholder) as writes to its slots, each slot a path of constant
 indices along the leading dims:
 
-- a read of a slot is the value last written to it (or a `select` of that value when a
-  write covered a shorter path), else a `select` of the buffer's old value (a window);
+- a read of a slot (`select`, or `unbind(0)`'s unit slice and squeeze) is the value last
+  written to it (or a `select` of that value when a write covered a shorter path), else a
+  `select` of the buffer's old value (a window);
 - the new buffer, returned as the update, is one `scatter` into the old buffer of every
   slot's new rows when every slot was written once as a `scatter` of rows into its old
   value, all by the same row index: the layers' new rows stacked in slot order, written
@@ -57,6 +58,31 @@ def _stack_dim_index(node: Node) -> tuple[Node, int] | None:
         return None
     size = base.meta["val"].shape[0]
     return base, index + size if index < 0 else index
+
+
+def _unit_slice(node: Node) -> tuple[Node, int] | None:
+    """(x, i) when `node` is `x[i:i + 1]` along dim 0 and only squeezed back along it (how
+    `unbind(0)` decomposes: each piece `squeeze(slice(x, 0, i, i + 1), [0])`, a select)."""
+    if node.op != "call_function" or node.target is not aten.slice.Tensor or len(node.args) < 4:
+        return None
+    base, dim, start, end, *step = node.args
+    if not isinstance(base, Node) or dim != 0 or not isinstance(start, int) or step not in ([], [1]):
+        return None
+    size = base.meta["val"].shape[0]
+    start = start + size if start < 0 else start
+    if end != start + 1 or not 0 <= start < size or not node.users or not all(map(_squeezes_first, node.users)):
+        return None
+    return base, start
+
+
+def _squeezes_first(node: Node) -> bool:
+    """Whether `node` squeezes dim 0 alone."""
+    if node.op != "call_function" or len(node.args) != 2:
+        return False
+    dims = node.args[1]
+    if node.target is aten.squeeze.dims:
+        return isinstance(dims, list | tuple) and list(dims) == [0]
+    return node.target is aten.squeeze.dim and isinstance(dims, int) and dims == 0
 
 
 def _mask_index(mask: Any, base: Node) -> int | None:
@@ -181,10 +207,14 @@ def _spreads_into_write(plan: _Plan, node: Node) -> bool:
 
 def _follow(plan: _Plan, node: Node) -> bool:
     """Record `node` if it is a view of a slot or a write of one (True), else False (a read)."""
-    selected = _stack_dim_index(node)
+    selected = _stack_dim_index(node) or _unit_slice(node)
     if selected is not None and selected[0] in plan.views:
         version, path = plan.views[selected[0]]
         plan.views[node] = (version, (*path, selected[1]))
+        return True
+    sliced = node.args[0] if node.args else None
+    if isinstance(sliced, Node) and _squeezes_first(node) and sliced in plan.views and _unit_slice(sliced):
+        plan.views[node] = plan.views[sliced]  # the unit slice's squeeze: the selected slot
         return True
     written = _select_scatter(node)
     if written is None or written[0] not in plan.views:

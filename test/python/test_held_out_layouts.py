@@ -218,14 +218,16 @@ class StackedCacheLayer(nn.Module):
         else:
             slot[0, :, position] = k
             slot[1, :, position] = v
-        scores = torch.softmax(x.view(2, 1, 4) @ slot[0].transpose(-1, -2), -1)
-        return x + (scores @ slot[1]).reshape(1, 8)
+        keys, values = slot.unbind(0)
+        scores = torch.softmax(x.view(2, 1, 4) @ keys.transpose(-1, -2), -1)
+        return x + (scores @ values).reshape(1, 8)
 
 
 class StackedCache(nn.Module):
     """Every layer's KV cache in one buffer [layers, 2, kv, positions, dim], each layer writing
     its rows through a view with its constant index (bench/heldout_forms24.py's `stacked_index_copy`),
-    by `index_copy_` on `cache[i][0]` or by `cache[i][0, :, pos] = k` (`index_put_`)."""
+    by `index_copy_` on `cache[i][0]` or by `cache[i][0, :, pos] = k` (`index_put_`), and reading
+    them back by `unbind(0)`."""
 
     def __init__(self, by_index: bool) -> None:
         super().__init__()
