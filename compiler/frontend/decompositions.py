@@ -20,6 +20,9 @@ outside Core ATen (`decomposes`), plus the traced implementation of each
   those are refused by name; training-mode batch norm is decomposed this way).
 - `torch.cond` with a tensor predicate: both branches inlined, each result
   selected by `where` (`rducc.frontend.control_flow`), before decomposing.
+- A buffer stacked over the layers and written a slot at a time through views
+  with constant indices (one KV cache `[layers, 2, ...]`): per-slot values and one
+  row write after the layers (`rducc.frontend.stacked_writes`), after decomposing.
 - A failure inside torch's decomposition is reported as that, naming the op
   and the user's source line. torch re-derives strides while it decomposes,
   and a `view` that export accepted can then fail (GPT-2's Conv1D after

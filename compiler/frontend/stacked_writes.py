@@ -1,8 +1,8 @@
 """A buffer stacked over layers and written a slot at a time: per-slot values, one row write.
 
 A model may keep every layer's KV cache in one tensor `[layers, 2, ...]` updated in place
-per layer through a view with a constant index (`cache[i][0].index_copy_(...)`,
-`cache[i, 0] = ...`, `cache.select(0, i).copy_(...)`). torch functionalizes each such write
+per layer through a view with a constant index (`cache[i][0].index_copy_(2, pos, k)`,
+`cache[i][0, :, pos] = k`, `cache[i, 0, :, :, pos] = k`). torch functionalizes each such write
 into a `select_scatter` of the slot into the whole buffer (decomposed into a `where` over
 it), and each later read of a slot into a `select` of that new whole value. Every layer
 then reads and writes the whole stack, threaded from layer to layer, each with its own
@@ -16,14 +16,15 @@ indices along the leading dims:
   written to it (or a `select` of that value when a write covered a shorter path), else a
   `select` of the buffer's old value (a window);
 - the new buffer, returned as the update, is one `scatter` into the old buffer of every
-  slot's new rows when every slot was written once as a `scatter` of rows into its old
-  value, all by the same row index: the layers' new rows stacked in slot order, written
-  after the last layer (an in-place write of those rows, as `rdu-insert-dma` lowers it).
+  slot's new rows when every slot was written once as rows written into its old value (a
+  `scatter`, or an `index_put` of a row list at one dim), all by the same row index: the
+  layers' new rows stacked in slot order, written after the last layer (an in-place write
+  of those rows, as `rdu-insert-dma` lowers it).
 
 Each layer then reads only its own windows and writes only its own rows: the layers match.
 Anything else (a slot index not constant, a read of a slot part of whose rows another
-write replaced, a slot written twice or not at all, different row indices) leaves the
-program as it is.
+write replaced, a slot written twice, whole or not at all, different row indices, a
+`slice_scatter` over the stack) leaves the program as it is.
 """
 
 from __future__ import annotations
