@@ -20,6 +20,9 @@ outside Core ATen (`decomposes`), plus the traced implementation of each
   those are refused by name; training-mode batch norm is decomposed this way).
 - `torch.cond` with a tensor predicate: both branches inlined, each result
   selected by `where` (`rducc.frontend.control_flow`), before decomposing.
+- A buffer stacked over the layers and written a slot at a time through views
+  with constant indices (one KV cache `[layers, 2, ...]`): per-slot values and one
+  row write after the layers (`rducc.frontend.stacked_writes`), after decomposing.
 - A failure inside torch's decomposition is reported as that, naming the op
   and the user's source line. torch re-derives strides while it decomposes,
   and a `view` that export accepted can then fail (GPT-2's Conv1D after
@@ -52,6 +55,7 @@ from rducc.frontend.local_decompose import decompose_locally, decompose_only, de
 from rducc.frontend.locations import describe_location
 from rducc.frontend.output_edges import lower_output_edges, without_sparse_outputs
 from rducc.frontend.python_numbers import has_python_numbers, lower_python_numbers
+from rducc.frontend.stacked_writes import fold_stacked_writes
 from rducc.frontend.torch_corrections import torch_corrections
 from rducc.frontend.training_mode import TRAINING_CHECKS
 from rducc.registration import registering
@@ -399,6 +403,7 @@ def _decompose(ep: ExportedProgram, capacity: int | None) -> ExportedProgram:
     if has_python_numbers(result):
         lower_python_numbers(result, table)
     lower_output_edges(result, sparse)
+    fold_stacked_writes(result)  # a buffer stacked over layers, written a slot at a time
     return result
 
 

@@ -203,3 +203,60 @@ def test_qkv_viewed_as_heads_with_a_unit_dim_splits_by_blocks():
     with torch.no_grad():
         expected = model(x).numpy()
     np.testing.assert_allclose(np.asarray(program(x)), expected, rtol=1e-5, atol=1e-5)
+
+
+class StackedCacheLayer(nn.Module):
+    def __init__(self) -> None:
+        super().__init__()
+        self.k, self.v = nn.Linear(8, 8, bias=False), nn.Linear(8, 8, bias=False)
+
+    def forward(self, x: torch.Tensor, slot: torch.Tensor, position: torch.Tensor, by_index: bool) -> torch.Tensor:
+        k, v = self.k(x).view(2, 1, 4), self.v(x).view(2, 1, 4)
+        if by_index:
+            slot[0].index_copy_(1, position, k)
+            slot[1].index_copy_(1, position, v)
+        else:
+            slot[0, :, position] = k
+            slot[1, :, position] = v
+        keys, values = slot.unbind(0)
+        scores = torch.softmax(x.view(2, 1, 4) @ keys.transpose(-1, -2), -1)
+        return x + (scores @ values).reshape(1, 8)
+
+
+class StackedCache(nn.Module):
+    """Every layer's KV cache in one buffer [layers, 2, kv, positions, dim], each layer writing
+    its rows through a view with its constant index (bench/heldout_forms24.py's `stacked_index_copy`),
+    by `index_copy_` on `cache[i][0]` or by `cache[i][0, :, pos] = k` (`index_put_`), and reading
+    them back by `unbind(0)`."""
+
+    def __init__(self, by_index: bool) -> None:
+        super().__init__()
+        self.by_index = by_index
+        self.layers = nn.ModuleList(StackedCacheLayer() for _ in range(3))
+        self.register_buffer("cache", torch.randn(3, 2, 2, 6, 4))
+
+    def forward(self, x: torch.Tensor, position: torch.Tensor) -> torch.Tensor:
+        for i, layer in enumerate(self.layers):
+            x = layer(x, self.cache[i], position, self.by_index)
+        return x
+
+
+def test_stacked_cache_written_per_layer_loops_one_layer_and_writes_rows_in_place():
+    """The stack's writes folded per slot (`rducc.frontend.stacked_writes`): one loop of the
+    layer, the new rows written into the buffer in place after it; the program and the cache
+    it leaves match eager over two steps (`index_copy_`; lit importer/stacked-cache-writes.py
+    has `index_put_`'s fold)."""
+    torch.manual_seed(5)
+    model, x = StackedCache(by_index=True).eval(), torch.randn(1, 8)
+    eager = copy.deepcopy(model)
+    program = rducc.compile(torch.export.export(model, (x, torch.tensor([2]))), (x, torch.tensor([2])),
+                            target="sn40l")
+    loops = estimate(program.module, load_target("sn40l")).loops
+    assert [(loop.calls, loop.looped) for loop in loops] == [(3, True)], loops
+    assert any(isinstance(op, ScatterDmaOp) for op in program.module.walk())  # the rows only, in place
+    for step in range(2):
+        x, position = torch.randn(1, 8), torch.tensor([4 - step])
+        with torch.no_grad():
+            expected = eager(x, position).numpy()
+        np.testing.assert_allclose(np.asarray(program(x, position)), expected, rtol=1e-5, atol=1e-6)
+    np.testing.assert_allclose(program.weights["cache"], eager.cache.numpy(), rtol=1e-6, atol=1e-6)
