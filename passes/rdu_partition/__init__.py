@@ -380,6 +380,10 @@ reshapes that keep its columns. A norm over the whole projection before the
 heads (Olmo2's q/k norm: cast, scale by the rsqrt, cast back, weight) is four
 maps deep, a cast or bias more on the way."""
 
+CHUNK_LOOK_AHEAD = 48
+"""Ops a projection's look-ahead to the slices that cut its split passes (`_ranks_kept`):
+from a q projection through attention to the chunks of its output heads."""
+
 
 def _one_head_reshape(source: Sequence[int], result: Sequence[int], heads: set[int]) -> bool:
     """Whether the reshape makes its input's last dim, of one head's features, a
@@ -666,7 +670,7 @@ class _TensorPartitioner:
     weight_made: dict[SSAValue, bool] = field(default_factory=dict)
     """`_from_weights`, by value."""
     pairing: bool = False
-    """Inside `_paired_period`'s look-ahead at the other projection (which does not look back)."""
+    """Inside `_paired_columns`'s look-ahead at the other projection (which does not look back)."""
     deferred: dict[Operation, None] = field(default_factory=dict)
     """tp: ops computing a weight from weights (`_defers`), in program order, not
     partitioned yet: their reader's split is pushed back to the weights (`_flush`)."""
@@ -2272,7 +2276,7 @@ class _TensorPartitioner:
 
     def _summed_period(self, splits: list[Split | None], dims: DimMap) -> Period:
         """The period an operand's summed dim is split over every rank with (the heads
-        of a tiled repeat, `_paired_period`; the blocks of a fused q/k/v projection,
+        of a tiled repeat, `_paired_columns`; the blocks of a fused q/k/v projection,
         each split over every rank: no rank's sum counts a block another holds too),
         which the other operands' take too; 0: none."""
         for index, split in enumerate(splits):
@@ -2485,9 +2489,65 @@ class _TensorPartitioner:
         if parts == 1:
             return [None, None], None  # one head (multi-query K/V): replicated on every rank
         stride = self._replica_stride(op.result, Split(((rank - 1, parts, self.tp // parts, period),)))
+        if not period:
+            parts, stride, period = (self._chunked_columns(op.result, Split(((rank - 1, parts, stride, 0),)))
+                                     or (parts, stride, period))
         if not period and not self.pairing:
-            period = self._paired_period(op, Split(((rank - 1, parts, stride, 0),)))
+            parts, stride, period = self._paired_columns(op, Split(((rank - 1, parts, stride, 0),)))
         return [None, Split(((n_rhs, parts, stride, period),))], Split(((rank - 1, parts, stride, period),))
+
+    def _chunked_columns(self, value: SSAValue, columns: Split) -> tuple[int, int, int] | None:
+        """(parts, stride, period) of a projection's column split that the slices
+        downstream of it keep, when its consecutive split is cut by one: heads chunked
+        after attention (DiffLlama's `chunk(2, dim=heads)` of the attention output, head
+        h paired with h + heads / 2; its values' KV heads chunked alike). The most parts
+        first, then the longest period: a rank holds its share of every chunk, so each
+        chunk is split by whole heads and nothing is gathered. Fewer parts than
+        `columns`' only where the split widens back to as many ranks on its way
+        (`_ranks_kept`: KV heads repeated to their query heads, each KV head held by
+        a group of ranks). None when no slice cuts the consecutive split, or no
+        period keeps every slice (heads a chunk that the ranks do not divide); None
+        too for columns no reshape views as heads (the chunks are of heads)."""
+        ((dim, parts, stride, _),) = columns.entries
+        head = self._head_size(value)
+        if head is None or self._ranks_kept(value, columns):
+            return None  # columns not viewed as heads, or no slice cuts them
+        length = self.full_shape(value)[dim]
+        for fewer in (p for p in range(parts, 1, -1) if parts % p == 0):
+            spread = stride if fewer == parts else self.tp // fewer
+            for period in range(length - fewer * head, 0, -fewer * head):
+                trial = Split(((dim, fewer, spread, period),))
+                if length % period == 0 and trial.valid(self.tp) and self._reshapes_keep(value, trial) \
+                        and self._ranks_kept(value, trial) >= parts:
+                    return fewer, spread, period
+        return None
+
+    def _ranks_kept(self, value: SSAValue, split: Split, depth: int = CHUNK_LOOK_AHEAD,
+                    seen: set[tuple[SSAValue, Split]] | None = None) -> int:
+        """The most ranks `value` held as `split`, or a value it reaches through the ops
+        that carry the split (`_carried`: layout ops, maps, reductions and matmuls along
+        dims they keep, broadcasts that widen it; `depth` deep), is split over; 0 when a
+        slice on the way cuts a split dim across parts (`_slice_split`)."""
+        seen = set() if seen is None else seen
+        widest = int(np.prod([parts for _, parts, _, _ in split.entries]))
+        if (value, split) in seen or not depth:
+            return widest
+        seen.add((value, split))
+        for use in value.uses:
+            user = use.operation
+            if isinstance(user, SliceOp):
+                try:
+                    carried = _slice_split(user, split, self.full_shape(user.input))
+                except _Unsplittable:
+                    return 0
+            else:
+                carried = self._carried(user, use.index, split)
+            if carried is not None:
+                reached = self._ranks_kept(user.results[0], carried, depth - 1, seen)
+                if not reached:
+                    return 0
+                widest = max(widest, reached)
+        return widest
 
     def _replica_stride(self, value: SSAValue, columns: Split) -> int:
         """The stride of a projection's column split over fewer parts than ranks (its
@@ -2512,25 +2572,30 @@ class _TensorPartitioner:
                 widest = max(widest, self._widest(use.operation.results[0], carried, depth - 1))
         return widest
 
-    def _paired_period(self, op: MatmulOp | GroupedMatmulOp, columns: Split) -> int:
-        """The period of a projection's column split that the operand it meets in a
-        matmul arrives with (0: consecutive blocks, when those already meet or no
-        period does). Heads repeated by tiling (`k.repeat(1, g, 1, 1)`, `cat([k] * g)`:
-        query head h reads KV head h % kv_heads) arrive split with a period, so the
-        query heads take the same one: a rank holds the heads its KV heads serve."""
+    def _paired_columns(self, op: MatmulOp | GroupedMatmulOp, columns: Split) -> tuple[int, int, int]:
+        """(parts, stride, period) of a projection's column split that meets the operand
+        it meets in a matmul as that arrives (`columns`' own, with no period, when those
+        already meet or nothing does). Heads repeated by tiling (`k.repeat(1, g, 1, 1)`,
+        `cat([k] * g)`: query head h reads KV head h % kv_heads) arrive split with a
+        period, so the query heads take the same one: a rank holds the heads its KV
+        heads serve. Query heads split with a period that pairs head h with h + heads /
+        2 (`_chunked_columns`) make their KV heads split over fewer parts with a period:
+        rank r holds the KV heads its query heads read, each over a group of ranks."""
         ((dim, parts, stride, _),) = columns.entries
         length = self.full_shape(op.result)[dim]
         for matmul, index, mine in self._reached_matmuls(op.result, columns):
             theirs = self._partner_arrival(matmul, 1 - index, op)
             if theirs is None or self._meets(matmul, index, mine, theirs):
                 continue
-            for period in range(parts, length, parts):
-                if length % period == 0:
-                    trial = Split(((dim, parts, stride, period),))
-                    if any(self._meets(m, i, s, theirs) for m, i, s in self._reached_matmuls(op.result, trial)
-                           if m is matmul and i == index):
-                        return period
-        return 0
+            for fewer in (p for p in range(parts, 1, -1) if parts % p == 0):
+                spread = stride if fewer == parts else self.tp // fewer
+                for period in range(fewer, length, fewer):
+                    trial = Split(((dim, fewer, spread, period),))
+                    if length % period == 0 and trial.valid(self.tp) and any(
+                            self._meets(m, i, s, theirs) for m, i, s in self._reached_matmuls(op.result, trial)
+                            if m is matmul and i == index):
+                        return fewer, spread, period
+        return parts, stride, 0
 
     def _partner_arrival(self, matmul: Operation, index: int, mine: Operation) -> Split | None:
         """The split operand `index` of `matmul` arrives with from the projection it is
