@@ -57,7 +57,13 @@ every `func.func` of the module. The result is one SPMD program:
   dim, with more ranks than groups: runs of blocks, a group over a rank pair,
   its q block split between the pair and its k and v whole on both, `[512:2,
   -128, -128]` at tp=16 over 8 groups, `_repeated_blocks`), and each
-  slice's offset moves to its block's part (`_plan_periodic_slice`). A split weight or input keeps its full
+  slice's offset moves to its block's part (`_plan_periodic_slice`). A projection
+  viewed as heads whose heads a slice downstream cuts across ranks (DiffLlama's
+  differential attention: the values' KV heads and the attention output's heads
+  chunked in halves, head h paired with h + heads / 2) splits with a period of a
+  chunk, a rank holding its share of each, over fewer parts with each KV head over
+  a group of ranks where the repeat to the query heads widens it back
+  (`_chunked_columns`): every chunk split by whole heads, nothing gathered. A split weight or input keeps its full
   shape in the weights file and the caller's arrays: `rdu.shard` (`#rdu.split`)
   on the `tier.global` (or the argument) says which part each rank takes, and
   the IR types are one rank's shapes. An op whose operands cannot stay split
@@ -670,7 +676,7 @@ class _TensorPartitioner:
     weight_made: dict[SSAValue, bool] = field(default_factory=dict)
     """`_from_weights`, by value."""
     pairing: bool = False
-    """Inside `_paired_columns`'s look-ahead at the other projection (which does not look back)."""
+    """Inside `_paired_period`'s look-ahead at the other projection (which does not look back)."""
     deferred: dict[Operation, None] = field(default_factory=dict)
     """tp: ops computing a weight from weights (`_defers`), in program order, not
     partitioned yet: their reader's split is pushed back to the weights (`_flush`)."""
@@ -2276,7 +2282,7 @@ class _TensorPartitioner:
 
     def _summed_period(self, splits: list[Split | None], dims: DimMap) -> Period:
         """The period an operand's summed dim is split over every rank with (the heads
-        of a tiled repeat, `_paired_columns`; the blocks of a fused q/k/v projection,
+        of a tiled repeat, `_paired_period`; the blocks of a fused q/k/v projection,
         each split over every rank: no rank's sum counts a block another holds too),
         which the other operands' take too; 0: none."""
         for index, split in enumerate(splits):
@@ -2493,7 +2499,7 @@ class _TensorPartitioner:
             parts, stride, period = (self._chunked_columns(op.result, Split(((rank - 1, parts, stride, 0),)))
                                      or (parts, stride, period))
         if not period and not self.pairing:
-            parts, stride, period = self._paired_columns(op, Split(((rank - 1, parts, stride, 0),)))
+            period = self._paired_period(op, Split(((rank - 1, parts, stride, 0),)))
         return [None, Split(((n_rhs, parts, stride, period),))], Split(((rank - 1, parts, stride, period),))
 
     def _chunked_columns(self, value: SSAValue, columns: Split) -> tuple[int, int, int] | None:
@@ -2572,30 +2578,25 @@ class _TensorPartitioner:
                 widest = max(widest, self._widest(use.operation.results[0], carried, depth - 1))
         return widest
 
-    def _paired_columns(self, op: MatmulOp | GroupedMatmulOp, columns: Split) -> tuple[int, int, int]:
-        """(parts, stride, period) of a projection's column split that meets the operand
-        it meets in a matmul as that arrives (`columns`' own, with no period, when those
-        already meet or nothing does). Heads repeated by tiling (`k.repeat(1, g, 1, 1)`,
-        `cat([k] * g)`: query head h reads KV head h % kv_heads) arrive split with a
-        period, so the query heads take the same one: a rank holds the heads its KV
-        heads serve. Query heads split with a period that pairs head h with h + heads /
-        2 (`_chunked_columns`) make their KV heads split over fewer parts with a period:
-        rank r holds the KV heads its query heads read, each over a group of ranks."""
+    def _paired_period(self, op: MatmulOp | GroupedMatmulOp, columns: Split) -> int:
+        """The period of a projection's column split that the operand it meets in a
+        matmul arrives with (0: consecutive blocks, when those already meet or no
+        period does). Heads repeated by tiling (`k.repeat(1, g, 1, 1)`, `cat([k] * g)`:
+        query head h reads KV head h % kv_heads) arrive split with a period, so the
+        query heads take the same one: a rank holds the heads its KV heads serve."""
         ((dim, parts, stride, _),) = columns.entries
         length = self.full_shape(op.result)[dim]
         for matmul, index, mine in self._reached_matmuls(op.result, columns):
             theirs = self._partner_arrival(matmul, 1 - index, op)
             if theirs is None or self._meets(matmul, index, mine, theirs):
                 continue
-            for fewer in (p for p in range(parts, 1, -1) if parts % p == 0):
-                spread = stride if fewer == parts else self.tp // fewer
-                for period in range(fewer, length, fewer):
-                    trial = Split(((dim, fewer, spread, period),))
-                    if length % period == 0 and trial.valid(self.tp) and any(
-                            self._meets(m, i, s, theirs) for m, i, s in self._reached_matmuls(op.result, trial)
-                            if m is matmul and i == index):
-                        return fewer, spread, period
-        return parts, stride, 0
+            for period in range(parts, length, parts):
+                if length % period == 0:
+                    trial = Split(((dim, parts, stride, period),))
+                    if any(self._meets(m, i, s, theirs) for m, i, s in self._reached_matmuls(op.result, trial)
+                           if m is matmul and i == index):
+                        return period
+        return 0
 
     def _partner_arrival(self, matmul: Operation, index: int, mine: Operation) -> Split | None:
         """The split operand `index` of `matmul` arrives with from the projection it is
