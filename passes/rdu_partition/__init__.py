@@ -57,7 +57,13 @@ every `func.func` of the module. The result is one SPMD program:
   dim, with more ranks than groups: runs of blocks, a group over a rank pair,
   its q block split between the pair and its k and v whole on both, `[512:2,
   -128, -128]` at tp=16 over 8 groups, `_repeated_blocks`), and each
-  slice's offset moves to its block's part (`_plan_periodic_slice`). A split weight or input keeps its full
+  slice's offset moves to its block's part (`_plan_periodic_slice`). A projection
+  viewed as heads whose heads a slice downstream cuts across ranks (DiffLlama's
+  differential attention: the values' KV heads and the attention output's heads
+  chunked in halves, head h paired with h + heads / 2) splits with a period of a
+  chunk, a rank holding its share of each, over fewer parts with each KV head over
+  a group of ranks where the repeat to the query heads widens it back
+  (`_chunked_columns`): every chunk split by whole heads, nothing gathered. A split weight or input keeps its full
   shape in the weights file and the caller's arrays: `rdu.shard` (`#rdu.split`)
   on the `tier.global` (or the argument) says which part each rank takes, and
   the IR types are one rank's shapes. An op whose operands cannot stay split
@@ -379,6 +385,10 @@ LOOK_AHEAD = 12
 reshapes that keep its columns. A norm over the whole projection before the
 heads (Olmo2's q/k norm: cast, scale by the rsqrt, cast back, weight) is four
 maps deep, a cast or bias more on the way."""
+
+CHUNK_LOOK_AHEAD = 48
+"""Ops a projection's look-ahead to the slices that cut its split passes (`_ranks_kept`):
+from a q projection through attention to the chunks of its output heads."""
 
 
 def _one_head_reshape(source: Sequence[int], result: Sequence[int], heads: set[int]) -> bool:
@@ -2485,9 +2495,65 @@ class _TensorPartitioner:
         if parts == 1:
             return [None, None], None  # one head (multi-query K/V): replicated on every rank
         stride = self._replica_stride(op.result, Split(((rank - 1, parts, self.tp // parts, period),)))
+        if not period:
+            parts, stride, period = (self._chunked_columns(op.result, Split(((rank - 1, parts, stride, 0),)))
+                                     or (parts, stride, period))
         if not period and not self.pairing:
             period = self._paired_period(op, Split(((rank - 1, parts, stride, 0),)))
         return [None, Split(((n_rhs, parts, stride, period),))], Split(((rank - 1, parts, stride, period),))
+
+    def _chunked_columns(self, value: SSAValue, columns: Split) -> tuple[int, int, int] | None:
+        """(parts, stride, period) of a projection's column split that the slices
+        downstream of it keep, when its consecutive split is cut by one: heads chunked
+        after attention (DiffLlama's `chunk(2, dim=heads)` of the attention output, head
+        h paired with h + heads / 2; its values' KV heads chunked alike). The most parts
+        first, then the longest period: a rank holds its share of every chunk, so each
+        chunk is split by whole heads and nothing is gathered. Fewer parts than
+        `columns`' only where the split widens back to as many ranks on its way
+        (`_ranks_kept`: KV heads repeated to their query heads, each KV head held by
+        a group of ranks). None when no slice cuts the consecutive split, or no
+        period keeps every slice (heads a chunk that the ranks do not divide); None
+        too for columns no reshape views as heads (the chunks are of heads)."""
+        ((dim, parts, stride, _),) = columns.entries
+        head = self._head_size(value)
+        if head is None or self._ranks_kept(value, columns):
+            return None  # columns not viewed as heads, or no slice cuts them
+        length = self.full_shape(value)[dim]
+        for fewer in (p for p in range(parts, 1, -1) if parts % p == 0):
+            spread = stride if fewer == parts else self.tp // fewer
+            for period in range(length - fewer * head, 0, -fewer * head):
+                trial = Split(((dim, fewer, spread, period),))
+                if length % period == 0 and trial.valid(self.tp) and self._reshapes_keep(value, trial) \
+                        and self._ranks_kept(value, trial) >= parts:
+                    return fewer, spread, period
+        return None
+
+    def _ranks_kept(self, value: SSAValue, split: Split, depth: int = CHUNK_LOOK_AHEAD,
+                    seen: set[tuple[SSAValue, Split]] | None = None) -> int:
+        """The most ranks `value` held as `split`, or a value it reaches through the ops
+        that carry the split (`_carried`: layout ops, maps, reductions and matmuls along
+        dims they keep, broadcasts that widen it; `depth` deep), is split over; 0 when a
+        slice on the way cuts a split dim across parts (`_slice_split`)."""
+        seen = set() if seen is None else seen
+        widest = int(np.prod([parts for _, parts, _, _ in split.entries]))
+        if (value, split) in seen or not depth:
+            return widest
+        seen.add((value, split))
+        for use in value.uses:
+            user = use.operation
+            if isinstance(user, SliceOp):
+                try:
+                    carried = _slice_split(user, split, self.full_shape(user.input))
+                except _Unsplittable:
+                    return 0
+            else:
+                carried = self._carried(user, use.index, split)
+            if carried is not None:
+                reached = self._ranks_kept(user.results[0], carried, depth - 1, seen)
+                if not reached:
+                    return 0
+                widest = max(widest, reached)
+        return widest
 
     def _replica_stride(self, value: SSAValue, columns: Split) -> int:
         """The stride of a projection's column split over fewer parts than ranks (its

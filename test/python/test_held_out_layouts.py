@@ -11,6 +11,9 @@ tiny module against eager:
   more ranks than KV heads, splits by KV heads over rank pairs (rdu-partition's `LOOK_AHEAD`);
 - q/k/v fused per KV group (Falcon's layout) with more ranks than groups splits by groups and,
   in each, q by heads beside k and v held whole (a repeated-blocks `#rdu.split`);
+- differential attention (DiffLlama's: the values' KV heads and the output's heads chunked in
+  halves, head h paired with h + heads / 2) splits q, k and v with a period of a chunk at tp=2,
+  nothing gathered (rdu-partition's `_chunked_columns`);
 - layers whose updates the parent scales by a constant of their depth are one layer whose calls
   loop: the per-layer constants are made before the first call, not as kernels between the
   calls (`hoist_constants`, `sink_to_first_use`)."""
@@ -23,6 +26,7 @@ import numpy as np
 import torch
 from test_deepseek_v3 import Logits
 from torch import nn
+from torch.nn import functional as F
 
 import rducc
 from rducc.api import after
@@ -260,3 +264,41 @@ def test_stacked_cache_written_per_layer_loops_one_layer_and_writes_rows_in_plac
             expected = eager(x, position).numpy()
         np.testing.assert_allclose(np.asarray(program(x, position)), expected, rtol=1e-5, atol=1e-6)
     np.testing.assert_allclose(program.weights["cache"], eager.cache.numpy(), rtol=1e-6, atol=1e-6)
+
+
+class DifferentialAttention(nn.Module):
+    """DiffLlama's attention at tiny widths (8 query heads over 4 KV heads of 4): the values'
+    KV heads chunked in halves, each tiled back and repeated to the query heads, two attention
+    products, the output's heads chunked in halves and subtracted, a per-head RMS norm."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.q = nn.Linear(16, 32, bias=False)
+        self.k, self.v = nn.Linear(16, 16, bias=False), nn.Linear(16, 16, bias=False)
+        self.o = nn.Linear(32, 16, bias=False)
+        self.lam = nn.Parameter(torch.tensor(0.3))
+
+    def forward(self, x: torch.Tensor, k_cache: torch.Tensor, v_cache: torch.Tensor) -> torch.Tensor:
+        q = self.q(x).view(1, 1, 8, 4).transpose(1, 2)
+        k = torch.cat((k_cache, self.k(x).view(1, 1, 4, 4).transpose(1, 2)), dim=2).repeat_interleave(2, dim=1)
+        v = torch.cat((v_cache, self.v(x).view(1, 1, 4, 4).transpose(1, 2)), dim=2)
+        scores = torch.softmax(q @ k.transpose(-1, -2) * 0.5, dim=-1)
+        halves = [scores @ half.repeat(1, 2, 1, 1).repeat_interleave(2, dim=1) for half in torch.chunk(v, 2, dim=1)]
+        first, second = torch.chunk(torch.cat(halves, dim=-1).transpose(1, 2), 2, dim=2)
+        return self.o(F.rms_norm(first - self.lam * second, (8,)).reshape(1, 1, 32))
+
+
+def test_heads_chunked_after_attention_split_with_a_period():
+    """q's heads split with a period of half the heads (a rank holds head h and h + 4), k's and
+    v's KV heads alike, so each chunk is split by whole heads: nothing gathered at tp=2."""
+    torch.manual_seed(5)
+    model = DifferentialAttention().eval()
+    inputs = (torch.randn(1, 1, 16), torch.randn(1, 4, 5, 4), torch.randn(1, 4, 5, 4))
+    program = _split_compile(model, inputs, 2)
+    shards = {op.sym_name.data: str(op.attributes.get("rdu.shard")) for op in program.module.walk()
+              if isinstance(op, GlobalOp)}
+    assert shards["q.weight"] == "#rdu.split<(0, 2, 1, 16)>" and shards["v.weight"] == "#rdu.split<(0, 2, 1, 8)>"
+    assert not any(isinstance(op, AllGatherOp) for op in program.module.walk())
+    with torch.no_grad():
+        expected = model(*inputs).numpy()
+    np.testing.assert_allclose(np.asarray(program(*inputs)), expected, rtol=1e-5, atol=1e-5)
