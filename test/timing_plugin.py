@@ -36,7 +36,7 @@ _PHASES = ("setup", "call", "teardown")
 
 def cpu_seconds() -> float:
     """User + system CPU seconds of this process, of its waited-for children, and
-    of its children still running (with their own waited-for children)."""
+    of its descendants still running (with their own waited-for children)."""
     total = live_children_cpu_seconds()
     for who in (resource.RUSAGE_SELF, resource.RUSAGE_CHILDREN):
         usage = resource.getrusage(who)
@@ -47,30 +47,41 @@ def cpu_seconds() -> float:
 _TICKS = os.sysconf("SC_CLK_TCK") if hasattr(os, "sysconf") else 100
 
 
-def live_children_cpu_seconds() -> float:
-    """CPU seconds of the children not yet waited for (Linux /proc; 0 elsewhere): a
+def live_children_cpu_seconds(pid: str = "self") -> float:
+    """CPU seconds of the descendants not yet waited for (Linux /proc; 0 elsewhere): a
     long-lived helper such as a fork server (test/python/forked_tools.py) is waited
-    for only when the session ends, so getrusage's CHILDREN would miss its work. A
-    child waited for moves from here to RUSAGE_CHILDREN: never counted twice."""
-    total = 0
+    for only when the session ends, so getrusage's CHILDREN would miss its work, and
+    so would a server's own servers (lit_fork/server.py's torch server) but for the
+    walk down the tree. A child waited for moves from here to its parent's waited-for
+    time (RUSAGE_CHILDREN, or a /proc cutime below): never counted twice."""
+    return sum(_own_and_waited_seconds(child) + live_children_cpu_seconds(child) for child in _children(pid))
+
+
+def _children(pid: str) -> list[str]:
+    """The process ids of `pid`'s running children (every thread's)."""
     try:
-        threads = os.listdir("/proc/self/task")
+        threads = os.listdir(f"/proc/{pid}/task")
     except OSError:
-        return 0.0
+        return []
+    children: list[str] = []
     for thread in threads:
         try:
-            with open(f"/proc/self/task/{thread}/children") as listing:
-                children = listing.read().split()
+            with open(f"/proc/{pid}/task/{thread}/children") as listing:
+                children += listing.read().split()
         except OSError:
             continue
-        for child in children:
-            try:
-                with open(f"/proc/{child}/stat") as stat:
-                    fields = stat.read().rpartition(")")[2].split()
-            except OSError:  # ended meanwhile: RUSAGE_CHILDREN has it once waited for
-                continue
-            total += sum(int(value) for value in fields[11:15])  # utime stime cutime cstime
-    return total / _TICKS
+    return children
+
+
+def _own_and_waited_seconds(pid: str) -> float:
+    """A running process's CPU seconds and its waited-for children's (0 once ended:
+    its parent's waited-for time has it then)."""
+    try:
+        with open(f"/proc/{pid}/stat") as stat:
+            fields = stat.read().rpartition(")")[2].split()
+    except OSError:
+        return 0.0
+    return sum(int(value) for value in fields[11:15]) / _TICKS  # utime stime cutime cstime
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:

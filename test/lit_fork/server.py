@@ -53,6 +53,22 @@ def warm() -> None:
         make()
 
 
+def warm_torch() -> None:
+    """Import what exporting, decomposing and importing a PyTorch program, or
+    loading a `.pt2` archive, imports on first use (torch.export's tracer and
+    archive format, aot_autograd, sympy, rducc's frontend): about 1.5 s of CPU
+    that each `%python` script and `rducc` run would spend again."""
+    import torch._dynamo  # noqa: F401
+    import torch._export.serde.serialize  # noqa: F401
+    import torch._functorch.aot_autograd  # noqa: F401
+    import torch._functorch.partitioners  # noqa: F401
+    import torch.export._trace  # noqa: F401
+    import torch.export.pt2_archive._package  # noqa: F401
+
+    import rducc.driver  # noqa: F401
+    import rducc.frontend.importer  # noqa: F401
+
+
 def exit_code(status: object) -> int:
     """What Python's own `sys.exit(status)` ends the process with."""
     if status is None:
@@ -157,6 +173,18 @@ system time from the warm server, about 2 from one that imported only FileCheck)
 def light_path(path: str) -> str:
     """The light server's socket beside the server's `path` (the client's rule too)."""
     return path + "-" + FILECHECK
+
+
+TORCH_TOOLS = (PYTHON, "rducc")
+"""The tools the torch server (`torch_path`) runs: `%python` scripts export models,
+and `rducc` loads `.pt2` archives; they need torch.export's modules (`warm_torch`),
+which the warm server leaves out: a fork's cost grows with the forking process's
+memory, and most RUN lines (`rducc-opt`) never export."""
+
+
+def torch_path(path: str) -> str:
+    """The torch server's socket beside the server's `path` (the client's rule too)."""
+    return path + "-torch"
 
 
 _RUNNING: dict[int, tuple[socket.socket, list[str]]] = {}
@@ -265,10 +293,24 @@ def serve_light(listener: socket.socket) -> None:
     wait_for_children()
 
 
+def serve_torch(listener: socket.socket) -> None:
+    """The torch server (in a child forked after `warm`): `TORCH_TOOLS`, with
+    torch.export's modules imported (`warm_torch`) when the first request comes:
+    a test process that runs none pays nothing."""
+    if 0 not in select.select([listener, 0], [], [])[0]:
+        warm_torch()
+        gc.collect()
+        gc.freeze()
+        answer(listener)
+    listener.close()
+    wait_for_children()
+
+
 def serve(path: str) -> None:
     """Answer requests on the socket `path` (in a directory of its own, removed
     at the end) until standard input closes; `filecheck`'s on `light_path(path)`,
-    in a small process of their own."""
+    in a small process of their own, and `TORCH_TOOLS`' on `torch_path(path)`, in
+    a warmer one."""
     light = listening(light_path(path))
     if os.fork() == 0:
         try:
@@ -279,14 +321,21 @@ def serve(path: str) -> None:
     warm()
     gc.collect()
     gc.freeze()  # a child's collections skip the warm objects: no copy of their pages
+    heavy = listening(torch_path(path))
+    if os.fork() == 0:
+        try:
+            serve_torch(heavy)
+        finally:
+            os._exit(0)
+    heavy.close()
     listener = listening(path)
     try:
         print("ready", flush=True)
         answer(listener)
     finally:
         listener.close()
-        wait_for_children()  # the light server's too, before its socket's directory goes
-        for socket_path in (path, light_path(path)):
+        wait_for_children()  # the light and torch servers' too, before their sockets' directory goes
+        for socket_path in (path, light_path(path), torch_path(path)):
             if os.path.exists(socket_path):
                 os.unlink(socket_path)
         os.rmdir(os.path.dirname(path))
