@@ -24,6 +24,7 @@ counter's slot (`buffer_stats`). Random init, dropout and stochastic depth 0; on
 
 from __future__ import annotations
 
+import importlib.util
 import sys
 from typing import Any
 
@@ -65,6 +66,14 @@ def needs_torchvision(model: str) -> Any:
         _TORCHVISION_SCHEMAS.append(schemas)
         import torchvision
     return torchvision
+
+
+def torchvision_first_if_installed() -> None:
+    """Import torchvision (by `needs_torchvision`'s route) before transformers does, where it is installed:
+    transformers' image utilities import torchvision on their own, and the plain import's failure (above) then
+    makes every transformers vision and Mamba class "Could not import module ..."."""
+    if importlib.util.find_spec("torchvision") is not None:
+        needs_torchvision("(torchvision preload)")
 
 
 def needs_timm(model: str) -> Any:

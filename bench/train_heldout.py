@@ -1584,6 +1584,7 @@ HELD_OUT_OPTIMIZERS = {"adamw_groups": decay_groups}
 
 
 def main(argv: list[str] | None = None) -> Any:
+    round15.torchvision_first_if_installed()
     OPTIMIZERS.update(HELD_OUT_OPTIMIZERS)
     train_matrix.CASES.update(HELD_OUT)
     train_matrix.HELD_OUT.update(HELD_OUT)

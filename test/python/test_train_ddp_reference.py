@@ -70,6 +70,17 @@ def test_ddp_reference_averages_the_ranks_gradients(build: type[nn.Module], inde
     assert rows_independent(model, nn.functional.cross_entropy, x, y, 2) is independent
 
 
+def test_a_shard_eager_cannot_run_alone_couples_the_rows() -> None:
+    """Batch norm over one row per rank (timm LeViT's head at dp=2 on 2 images): eager refuses the shard
+    alone ("Expected more than 1 value per channel"), so the rows are coupled, not an error; the shards
+    with their batch norm as SyncBatchNorm (the whole batch's statistics) train the whole batch's function."""
+    torch.manual_seed(0)
+    model = _Normed().train()
+    x, y = torch.randn(2, 32), torch.tensor([1, 3])
+    assert not rows_independent(model, nn.functional.cross_entropy, x, y, 2)
+    assert rows_independent(model, nn.functional.cross_entropy, x, y, 2, synced=True)
+
+
 def test_dp2_bf16_steps_are_ddp_autocasts_and_the_whole_batchs_rounding_fails_the_bar() -> None:
     """5 bf16 SGD steps at dp=2: rducc's losses and parameters equal eager autocast's as
     DDP over 2 ranks (each replica's bf16 weight gradient rounded by its kernel, cast up
