@@ -6,9 +6,9 @@ transformers: models that compute their OWN loss from `labels=` (the loss the st
 -100 positions ignored; `marian_labels`), LongT5 with local attention (blocked keys within a radius, relative
 buckets; `longt5_local`), SigLIP (a text and a vision tower, the pairwise sigmoid loss; `siglip_pairs`) and ViT-MAE
 pre-training (random masking by argsort of a noise buffer, a decoder, the normalized-pixel loss over the masked
-patches; `vit_mae`); Jamba (Mamba layers interleaved with attention and a routed MoE; `jamba`), Zamba2 (Mamba2 layers and
-one shared attention block at two depths with per-depth LoRA adapters; `zamba2`) and Perceiver on raw bytes (latents cross-attending to the sequence;
-`perceiver_bytes`). diffusers: Flux's transformer (double-stream and single-stream blocks, 3-axis rotary ids;
+patches; `vit_mae`); Jamba (Mamba layers interleaved with attention and a routed MoE; `jamba`), Zamba2
+(Mamba2 layers and one shared attention block at two depths with per-depth LoRA adapters; `zamba2`) and
+Perceiver on raw bytes (latents cross-attending to the sequence; `perceiver_bytes`). diffusers: Flux's transformer (double-stream and single-stream blocks, 3-axis rotary ids;
 `flux_blocks`, a flow-matching velocity loss). By hand: blocks built in a loop over a list of widths, each
 returning a dict, with in-place activations (`width_dicts`); a backbone returning a dataclass under heads
 returning a NamedTuple, the top module a dict, a loss of three weighted heads (soft-target cross entropy with
@@ -16,7 +16,8 @@ label smoothing and class weights, BCE, a regression masked by torch.where; `dat
 buffer created in float64 in the middle of a float32 stack (`float64_middle`); one weight used as a Linear's, as
 its transpose and inside an einsum bilinear score (`transpose_shared`); a frozen sub-module (LayerNorm, Linear,
 BatchNorm1d in train mode) in the middle of the stack (`frozen_mid`, also run with gradient clipping in the step:
-`--max-grad-norm`); per-token losses masked by torch.where and normalized by the mask's count (`where_tokens`).
+`--max-grad-norm`); per-token losses masked by torch.where and normalized by the mask's count (`where_tokens`);
+gradient clipping by hooks on every parameter and on an activation (`clamp_hooks`, refused by name).
 Random init, dropout 0; one input tensor per model.
 """
 
@@ -30,6 +31,7 @@ from heldout_round7 import _generator_buffer, needs_diffusers
 from heldout_round8 import _LogitsOf
 from heldout_round10 import _drop, _ids
 from heldout_round13 import _causal_lm
+from heldout_round14 import reconstruction_mse
 from torch import nn
 from torch.nn import functional as F
 from training_cases import Case, language_model_loss
@@ -40,15 +42,18 @@ CE = F.cross_entropy
 
 class _OwnLoss(nn.Module):
     """A transformers seq2seq model's own loss: `labels=` the input reversed, every position whose token is a
-    multiple of 7 ignored (-100); the model shifts the labels right into its decoder's inputs."""
+    multiple of 7 ignored (-100); the model shifts the labels right into its decoder's inputs. `mask`: an
+    all-ones attention_mask given too (LongT5's local attention under torch.export reads one: without it,
+    transformers' `_split_into_blocks` gets None there, "'NoneType' object has no attribute 'shape'")."""
 
-    def __init__(self, model: nn.Module) -> None:
+    def __init__(self, model: nn.Module, mask: bool = False) -> None:
         super().__init__()
-        self.model = model
+        self.model, self.mask = model, mask
 
     def forward(self, ids: torch.Tensor) -> torch.Tensor:
         labels = torch.where(ids % 7 == 0, torch.full_like(ids, -100), ids.flip(1))
-        return self.model(input_ids=ids, labels=labels).loss
+        mask = {"attention_mask": torch.ones_like(ids)} if self.mask else {}
+        return self.model(input_ids=ids, labels=labels, **mask).loss
 
 
 def own_loss(loss: torch.Tensor, labels: torch.Tensor) -> torch.Tensor:
@@ -75,7 +80,7 @@ def longt5_local() -> Built:
                           num_heads=2, local_radius=2, encoder_attention_type="local",
                           relative_attention_num_buckets=8, relative_attention_max_distance=16, dropout_rate=0.0,
                           decoder_start_token_id=0, pad_token_id=0, eos_token_id=2)
-    return _OwnLoss(LongT5ForConditionalGeneration(config)), _ids()
+    return _OwnLoss(LongT5ForConditionalGeneration(config), mask=True), _ids()
 
 
 class _SiglipPairs(nn.Module):
@@ -128,8 +133,10 @@ def vit_mae() -> Built:
 
 
 def jamba() -> Built:
-    """Jamba: a Mamba layer (its PyTorch path: no CUDA kernels), then attention with a 2-expert top-1 MoE."""
+    """Jamba: a Mamba layer (its PyTorch path: no CUDA kernels), then attention with a 2-expert top-1 MoE; its
+    experts by batched_mm (the harness's float64 reference cannot run grouped_mm, round 10's qwen2_moe)."""
     return _causal_lm("JambaConfig", "JambaForCausalLM", num_experts=2, num_experts_per_tok=1,
+                      experts_implementation="batched_mm",
                       expert_layer_period=2, expert_layer_offset=1, attn_layer_period=2, attn_layer_offset=1,
                       mamba_d_state=4, mamba_d_conv=4, mamba_expand=2, mamba_dt_rank=4, use_mamba_kernels=False)
 
@@ -186,11 +193,6 @@ def flux_blocks() -> Built:
                                              attention_head_dim=8, num_attention_heads=2, joint_attention_dim=12,
                                              pooled_projection_dim=10, guidance_embeds=False, axes_dims_rope=(2, 2, 4))
     return _FluxVelocity(model, 8, 8), (torch.randn(2, 8, 8),)
-
-
-def velocity_mse(residual: torch.Tensor, labels: torch.Tensor) -> torch.Tensor:
-    """Mean squared velocity residual, weighted per sample by 1 + label."""
-    return (residual.pow(2).flatten(1).mean(1) * (1 + labels.to(residual.dtype))).mean()
 
 
 class _DictBlock(nn.Module):
@@ -404,6 +406,29 @@ def where_masked_tokens(out: torch.Tensor, labels: torch.Tensor) -> torch.Tensor
     return torch.where(keep, per_token, zero).sum() / count + 0.2 * torch.where(keep, bce, zero).sum() / count
 
 
+class _ClampHooks(nn.Module):
+    """Gradient clipping by hooks, a form users write: every parameter's gradient clamped to [-0.02, 0.02] by
+    `register_hook` at construction, and the hidden activation's gradient clamped in the forward. rducc refuses
+    it by name (torch.export drops gradient hooks); the torch.compile backend runs it."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.inp, self.out = nn.Linear(6, 12), nn.Linear(12, 4)
+        for parameter in self.parameters():
+            parameter.register_hook(lambda grad: grad.clamp(-0.02, 0.02))
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        h = torch.tanh(self.inp(x))
+        if h.requires_grad:
+            h.register_hook(lambda grad: grad.clamp(-0.01, 0.01))
+        return self.out(h)
+
+
+def clamp_hooks() -> Built:
+    torch.manual_seed(0)
+    return _ClampHooks(), (torch.randn(6, 6),)
+
+
 CASES: dict[str, Any] = {
     "marian_labels": Case(marian_labels, own_loss, 256, per_token=True),
     "longt5_local": Case(longt5_local, own_loss, 256, per_token=True),
@@ -412,12 +437,13 @@ CASES: dict[str, Any] = {
     "jamba": Case(jamba, language_model_loss, 256, per_token=True),
     "zamba2": Case(zamba2, language_model_loss, 256, per_token=True),
     "perceiver_bytes": Case(perceiver_bytes, CE, 5),
-    "flux_blocks": Case(flux_blocks, velocity_mse, 3),
+    "flux_blocks": Case(flux_blocks, reconstruction_mse, 3),
     "width_dicts": Case(width_dicts, CE, 5),
     "dataclass_heads": Case(dataclass_heads, weighted_heads, 5),
     "float64_middle": Case(float64_middle, CE, 5),
     "transpose_shared": Case(transpose_shared, CE, 4),
     "frozen_mid": Case(frozen_mid, CE, 6),
     "where_tokens": Case(where_tokens, where_masked_tokens, 6, per_token=True),
+    "clamp_hooks": Case(clamp_hooks, CE, 4),
 }
 """Round 16's models (`--models round16`)."""
