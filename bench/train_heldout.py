@@ -268,10 +268,9 @@ import heldout_round12 as round12  # noqa: E402
 import heldout_round13 as round13  # noqa: E402
 import heldout_round14 as round14  # noqa: E402
 import heldout_round15 as round15  # noqa: E402
+import heldout_round16 as round16  # noqa: E402
 import train_matrix  # noqa: E402
 from training_cases import OPTIMIZERS, Case, language_model_loss  # noqa: E402
-
-import heldout_round16 as round16  # noqa: E402  (after train_matrix, which puts training_cases on the path)
 
 
 class _Logits(nn.Module):
