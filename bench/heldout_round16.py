@@ -1,24 +1,24 @@
 """Held-out training round 16 (issue 27; bench/train_heldout.py imports `CASES` from here).
 
-Training programs no round, zoo row or test trained before (rounds 1-15, train_zoo, the tests grepped for each). transformers: models that
-compute their OWN loss from `labels=` (the loss the step minimizes is the model's: `own_loss`): MarianMT (sinusoidal
-positions, scaled embeddings, labels shifted right into the decoder's inputs, -100 positions ignored;
-`marian_labels`), LongT5 with local attention (blocked keys within a radius, relative buckets; `longt5_local`),
-SigLIP (a text and a vision tower, the pairwise sigmoid loss; `siglip_pairs`) and ViT-MAE pre-training (random
-masking by argsort of a noise buffer, a decoder, the normalized-pixel loss over the masked patches; `vit_mae`);
-Jamba (Mamba layers interleaved with attention and a routed MoE; `jamba`), Zamba2 (Mamba2 layers and one shared
-attention block at two depths with per-depth LoRA adapters; `zamba2`) and Perceiver on raw bytes (latents
-cross-attending to the sequence; `perceiver_bytes`). diffusers: Flux's transformer (double-stream and single-stream
-blocks, 3-axis rotary ids; `flux_blocks`, a flow-matching velocity loss). By hand: blocks built in a loop over a
-list of widths, each returning a dict, with in-place activations (`width_dicts`); a backbone returning a dataclass
-under heads returning a NamedTuple, the top module a dict, a loss of three weighted heads (soft-target cross entropy
-with label smoothing and class weights, BCE, a regression masked by torch.where; `dataclass_heads`); parameters and
-a buffer created in float64 in the middle of a float32 stack (`float64_middle`); one weight used as a Linear's, as
-its transpose and inside an einsum bilinear score (`transpose_shared`); a frozen sub-module (LayerNorm, Linear,
-BatchNorm1d in train mode) in the middle of the stack (`frozen_mid`, also run with gradient clipping in the step:
-`--max-grad-norm`); per-token losses masked by torch.where and normalized by the mask's count (`where_tokens`);
-gradient clipping by hooks on every parameter and on an activation (`clamp_hooks`, refused by name). Random init,
-dropout 0; one input tensor per model.
+Training programs no round, zoo row or test trained before (rounds 1-15, train_zoo, the tests grepped for each).
+transformers: models that compute their OWN loss from `labels=` (the loss the step minimizes is the model's:
+`own_loss`): MarianMT (sinusoidal positions, scaled embeddings, labels shifted right into the decoder's inputs, -100
+positions ignored; `marian_labels`), LongT5 with local attention (blocked keys within a radius, relative buckets;
+`longt5_local`), SigLIP (a text and a vision tower, the pairwise sigmoid loss; `siglip_pairs`) and ViT-MAE
+pre-training (random masking by argsort of a noise buffer, a decoder, the normalized-pixel loss over the masked
+patches; `vit_mae`); Jamba (Mamba layers interleaved with attention and a routed MoE; `jamba`), Zamba2 (Mamba2
+layers and one shared attention block at two depths with per-depth LoRA adapters; `zamba2`) and Perceiver on raw
+bytes (latents cross-attending to the sequence; `perceiver_bytes`). diffusers: Flux's transformer (double-stream and
+single-stream blocks, 3-axis rotary ids; `flux_blocks`, a flow-matching velocity loss). By hand: blocks built in a
+loop over a list of widths, each returning a dict, with in-place activations (`width_dicts`); a backbone returning a
+dataclass under heads returning a NamedTuple, the top module a dict, a loss of three weighted heads (soft-target
+cross entropy with label smoothing and class weights, BCE, a regression masked by torch.where; `dataclass_heads`);
+parameters and a buffer created in float64 in the middle of a float32 stack (`float64_middle`); one weight used as a
+Linear's, as its transpose and inside an einsum bilinear score (`transpose_shared`); a frozen sub-module (LayerNorm,
+Linear, BatchNorm1d in train mode) in the middle of the stack (`frozen_mid`, also run with gradient clipping in the
+step: `--max-grad-norm`); per-token losses masked by torch.where and normalized by the mask's count
+(`where_tokens`); gradient clipping by hooks on every parameter and on an activation (`clamp_hooks`, refused by
+name). Random init, dropout 0; one input tensor per model.
 """
 
 from __future__ import annotations
