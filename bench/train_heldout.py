@@ -235,6 +235,15 @@ by RK4 (one field called 4 x steps times), nested torch.utils.checkpoint
 KL(log_target) losses, buffers updated in the forward (a counter, a running
 max, a ring written at the counter's slot).
 
+Round 16 (tnew25; bench/heldout_round16.py, `--models round16`): transformers
+models computing their own loss from labels= (MarianMT, LongT5 local attention,
+SigLIP's sigmoid loss, ViT-MAE pre-training), Jamba, xLSTM, Perceiver on bytes;
+diffusers' Flux transformer; by hand, dict-returning blocks over a list of
+widths with in-place activations, dataclass / NamedTuple / dict outputs under
+three weighted losses, float64 parameters mid-stack, a weight and its transpose,
+a frozen sub-module mid-stack (also under --max-grad-norm), torch.where-masked
+per-token losses.
+
 Not in CI (each cell compiles a step); CI checks the mechanisms these runs
 fixed (test_training_heldout.py).
 """
@@ -259,6 +268,7 @@ import heldout_round12 as round12  # noqa: E402
 import heldout_round13 as round13  # noqa: E402
 import heldout_round14 as round14  # noqa: E402
 import heldout_round15 as round15  # noqa: E402
+import heldout_round16 as round16  # noqa: E402
 import train_matrix  # noqa: E402
 from training_cases import OPTIMIZERS, Case, language_model_loss  # noqa: E402
 
@@ -1549,6 +1559,7 @@ HELD_OUT: dict[str, Case] = {
     "ctc_head": Case(round15.ctc_head, round15.ctc, 5),
     "metric_losses": Case(round15.metric_losses_model, round15.metric_losses, 5),
     "buffer_stats": Case(round15.buffer_stats, CE, 4),
+    **round16.CASES,
 }
 ROUND_7 = [name for name in HELD_OUT if name in round7.__dict__]
 """Round 7's models (`--models round7`)."""
@@ -1568,6 +1579,8 @@ ROUND_14 = [name for name, case in HELD_OUT.items() if case.build.__module__ == 
 """Round 14's models (`--models round14`)."""
 ROUND_15 = [name for name, case in HELD_OUT.items() if case.build.__module__ == round15.__name__]
 """Round 15's models (`--models round15`; the torchvision / timm ones need those installed)."""
+ROUND_16 = list(round16.CASES)
+"""Round 16's models (`--models round16`)."""
 
 
 def decay_groups(params: Any) -> torch.optim.Optimizer:
@@ -1593,7 +1606,8 @@ def main(argv: list[str] | None = None) -> Any:
                 "--no-dynamo"]
     given = list(sys.argv[1:] if argv is None else argv)
     rounds = {"round7": ROUND_7, "round8": ROUND_8, "round9": ROUND_9, "round10": ROUND_10, "round11": ROUND_11,
-              "round12": ROUND_12, "round13": ROUND_13, "round14": ROUND_14, "round15": ROUND_15}
+              "round12": ROUND_12, "round13": ROUND_13, "round14": ROUND_14, "round15": ROUND_15,
+              "round16": ROUND_16}
     if "--models" in given and given[given.index("--models") + 1] in rounds:
         given[given.index("--models") + 1] = ",".join(rounds[given[given.index("--models") + 1]])
     if "--dynamo-only" in given:

@@ -42,7 +42,7 @@ class CustomBackwardError(RduccError):
     """A custom autograd.Function whose backward a training step would not use."""
 
 
-def _user_line() -> str:
+def user_line() -> str:
     """`file:line: code` of the innermost frame outside torch and rducc."""
     frames = [f for f in traceback.extract_stack() if not f.filename.startswith(_SKIPPED)]
     if not frames:
@@ -64,7 +64,7 @@ class _CustomFunctions(TorchFunctionMode):
                 if isinstance(value, torch.Tensor) and isinstance(value.grad_fn, BackwardCFunction):
                     function = type(value.grad_fn)._forward_cls
                     if function is _REENTRANT or not function.__module__.startswith("torch."):
-                        self.found = (function, _user_line())
+                        self.found = (function, user_line())
                         break
         return func(*args, **(kwargs or {}))
 
@@ -87,7 +87,7 @@ def _reentrant_checkpoints_noted(mode: _CustomFunctions) -> Iterator[None]:
 
     def noted(*args: Any) -> Any:
         if mode.found is None and torch.is_grad_enabled():
-            mode.found = (_REENTRANT, _user_line())
+            mode.found = (_REENTRANT, user_line())
         return apply(*args)
 
     CheckpointFunction.apply = noted  # type: ignore[method-assign]

@@ -52,6 +52,7 @@ from rducc.training.compile import (
 )
 from rducc.training.cumulative_norm import cumulative_averages_traced
 from rducc.training.custom_functions import CustomBackwardError, custom_backwards_refused
+from rducc.training.gradient_hooks import gradient_hooks_refused
 from rducc.training.optimizers import (
     LR,
     MOMENTUM_STARTED,
@@ -109,7 +110,7 @@ def export_for_training(
                              microbatches, input_names, constants) if wrapped else model
     exported: torch.export.ExportedProgram | None = None
     try:
-        with custom_backwards_refused(), cumulative_averages_traced(model):
+        with custom_backwards_refused(), gradient_hooks_refused(model), cumulative_averages_traced(model):
             exported = export_model(module, inputs, grad=True, kwargs=named,
                                     dynamic_shapes=_dynamic_shapes_of(module, model, dynamic_shapes, inputs, named))
     except CustomBackwardError:
@@ -121,7 +122,7 @@ def export_for_training(
         return _loss_only(exported), model, False
     if exported is None or (not wrapped and _returns_mapping_with_loss(exported)):  # transformers' given labels
         module = TrainingForward(model, input_names=input_names, constants=constants)
-        with custom_backwards_refused(), cumulative_averages_traced(model):
+        with custom_backwards_refused(), gradient_hooks_refused(model), cumulative_averages_traced(model):
             exported = export_model(module, inputs, grad=True, kwargs=named,
                                     dynamic_shapes=_dynamic_shapes_of(module, model, dynamic_shapes, inputs, named))
     return exported, module, isinstance(module, TrainingForward)

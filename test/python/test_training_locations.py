@@ -5,8 +5,8 @@ forward node they come from (AOT autograd's own record; rducc carries it
 through torch's second trace of the joint graph, `locations.replay`), so a
 refusal on a backward op names the model's line, not `<eval_with_key>`: through
 `rducc.compile_training`, the torch.compile backend and (error_cases.py) the CLI.
-A custom autograd.Function on the gradient path, whose backward torch.export
-drops, is refused by name.
+A custom autograd.Function on the gradient path and a hook on a gradient,
+which torch.export drops, are refused by name.
 """
 
 from __future__ import annotations
@@ -105,4 +105,37 @@ def test_a_reentrant_checkpoint_is_refused_naming_the_form_that_trains(model: ty
     with pytest.raises(RduccError, match=r"test_training_locations.py:\d+: return self.head.*torch.utils.checkpoint "
                                          r"with use_reentrant=True.*give use_reentrant=False"):
         rducc.compile_training(model(), (x, y), optimizer=None, loss_fn=nn.functional.cross_entropy,
+                               opt_level=0)
+
+
+class Hooked(nn.Module):
+    """A Linear stack whose gradients a hook clamps, in the form `kind` names."""
+
+    def __init__(self, kind: str) -> None:
+        super().__init__()
+        self.stem, self.head, self.kind = nn.Linear(4, 4), nn.Linear(4, 2), kind
+        if kind == "parameter":
+            self.stem.weight.register_hook(lambda grad: grad.clamp(-1e-3, 1e-3))
+        elif kind == "post_accumulate":
+            self.stem.bias.register_post_accumulate_grad_hook(lambda parameter: None)
+        elif kind == "module":
+            self.head.register_full_backward_hook(lambda module, grad_in, grad_out: (grad_in[0] * 0.5,))
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        h = torch.tanh(self.stem(x))
+        if self.kind == "forward":
+            h.register_hook(lambda grad: grad.clamp(-1e-3, 1e-3))
+        return self.head(h)
+
+
+@pytest.mark.parametrize(("kind", "named"), [
+    ("parameter", r"parameter 'stem.weight' has a gradient hook \(Tensor.register_hook\): .*<lambda> \(defined at "),
+    ("post_accumulate", r"parameter 'stem.bias' has a post-accumulate-grad hook"),
+    ("module", r"module 'head' has a full backward hook"),
+    ("forward", r"test_training_locations.py:\d+: h.register_hook\(lambda grad.*hook on a tensor's gradient")])
+def test_a_gradient_hook_is_refused_by_name_not_dropped(kind: str, named: str) -> None:
+    """torch.export drops every gradient hook: without the refusal the step trained without it (eager clamps)."""
+    x, y = torch.randn(3, 4), torch.tensor([0, 1, 1])
+    with pytest.raises(RduccError, match=named + r".*compile_training\(max_grad_norm=...\)"):
+        rducc.compile_training(Hooked(kind), (x, y), optimizer=None, loss_fn=nn.functional.cross_entropy,
                                opt_level=0)
