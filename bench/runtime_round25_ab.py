@@ -10,16 +10,13 @@ product's bytes and the activation runs over them in place
 compiled and first run (the steps are made then):
 `in_place_maps.into_own_bytes`.
 
-Each chosen full-size zoo model is compiled twice in one process (before,
-after) and both are checked against eager (the largest difference) and
-against each other (the same bits at each thread count); then at each thread
-count eager, before and after are timed interleaved
-(`runtime_threads_ab.best_clocks`: least calling-thread CPU, process CPU and
-wall over N rounds), and the changed steps (the activation maps' steps and
-their linear layers' folded GEMMs: each step's least calling-thread CPU over
-N calls, interleaved). Counts, a later
-call: the activation maps' elements computed from their input into other
-bytes, and in place. Run with `OMP_WAIT_POLICY=PASSIVE` on a loaded machine.
+Each chosen full-size zoo model is compiled before and after in one
+process, checked and timed as `runtime_round24_ab.py` does (eager, before
+and after interleaved; same bits, largest difference from eager); the
+changed steps are the activation maps' and their linear layers' folded
+GEMMs' (each group also on a line of its own). Counts, a later call: the
+activation maps' elements computed from their input into other bytes, and
+in place. Run with `OMP_WAIT_POLICY=PASSIVE` on a loaded machine.
 
 Run: python bench/runtime_round25_ab.py --change in-place [--only NAME ...] [--threads N ...] [--calls N]
 """
@@ -36,11 +33,12 @@ from common import Section  # noqa: F401 - sets one BLAS thread before numpy loa
 from runtime_ab import least_steps, programs
 from runtime_round18_ab import arguments
 from runtime_round22_ab import same_bits_rows
+from runtime_round24_ab import later_call
 from xdsl.ir import Operation
 
 import rducc
 from rducc.dialects.rdu import dataflow as rdu
-from rducc.runtime import in_place_maps, interpreter
+from rducc.runtime import in_place_maps
 from rducc.runtime.registry import prepare
 
 Change = tuple[Callable[[], contextlib.AbstractContextManager[None]], list[str]]
@@ -68,24 +66,25 @@ def element_counts(program: rducc.Program, inputs: tuple, maps: set[Operation]) 
     """A later call's (not the first's) elements the activation maps' steps
     compute into other bytes than their input's, and in place."""
     own, over = [0], [0]
-    plain = interpreter.run_steps
 
-    def counting(steps: list, env: list, context: object, where: str) -> None:
-        for step, op in steps:
-            if op in maps:
-                counter = over if getattr(step, "__name__", "") == "in_place_activation" else own
-                counter[0] += int(np.prod(op.results[0].type.get_shape()))
-        plain(steps, env, context, where)
+    def counting(step: Callable, op: Operation) -> None:
+        if op in maps:
+            counter = over if getattr(step, "__name__", "") == "in_place_activation" else own
+            counter[0] += int(np.prod(op.results[0].type.get_shape()))
 
-    with torch.no_grad():
-        program(*inputs)  # the first run, which makes the later runs' steps
-    interpreter.run_steps = counting
-    try:
-        with torch.no_grad():
-            program(*inputs)
-    finally:
-        interpreter.run_steps = plain
+    later_call(program, inputs, counting)
     return own[0], over[0]
+
+
+def split_steps(pair: list[rducc.Program], inputs: tuple, calls: int, maps: set[Operation],
+                gemms: set[Operation]) -> list[float]:
+    """The changed steps' least CPU seconds, before and after (the activation
+    maps' and their GEMMs'); each group's printed on a line of its own."""
+    least = {group: least_steps(pair, inputs, calls, lambda step, op: False, picked=ops.__contains__)
+             for group, ops in (("activation", maps), ("GEMM", gemms))}
+    print("(" + "; ".join(f"{group} steps {b * 1e3:.2f} -> {a * 1e3:.2f} ms" for group, (b, a) in least.items())
+          + ")", flush=True)
+    return [sum(times[k] for times in least.values()) for k in range(2)]
 
 
 def main() -> None:
@@ -102,9 +101,8 @@ def main() -> None:
         own_b, over_b = element_counts(before, inputs, maps_b)
         own_a, over_a = element_counts(after, inputs, maps_a)
         counts = f"{own_b:,} -> {own_a:,} | {over_b:,} -> {over_a:,}"
-        changed = maps_b | maps_a | feeding_adds(before, maps_b) | feeding_adds(after, maps_a)
-        steps = partial(least_steps, [before, after], inputs, args.calls, lambda step, op: False,
-                        picked=changed.__contains__)
+        steps = partial(split_steps, [before, after], inputs, args.calls, maps_b | maps_a,
+                        feeding_adds(before, maps_b) | feeding_adds(after, maps_a))
         same_bits_rows(name, model, inputs, (before, after), args.threads, args.calls, counts, steps)
 
 

@@ -906,7 +906,7 @@ class PlacedProgram(Runner):
             kernel = prepared.pop(body_op, None) or prepare(body_op, _RUNNER)
             operands = tuple(self._table.use(v) for v in body_op.operands)
             if body_op in in_place:  # over its input's bytes, the product's
-                step = in_place_step(kernel.in_place, into_of(kernel), operands[0], dest)
+                step = in_place_step(kernel.in_place, into_of(kernel), operands[0], dest)  # type: ignore[union-attr]
                 first.append((step, body_op))
                 later.append((step, body_op))
                 continue
