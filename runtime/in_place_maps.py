@@ -6,16 +6,16 @@ the product with the bias in the GEMM's epilogue at the add, into the add's
 bytes (`rducc.runtime.epilogues`: `at_add`), so the product's own bytes are
 never written; and the SRAM plan, seeing the product die at the add, places
 the activation's value on exactly those bytes (17 of ConvNeXt-T's 18 GELUs).
-The activation then wrote memory no step had touched this call, long out of
-the caches, while the bytes the GEMM had just written were read once and
-dropped (ConvNeXt-T's 14x14x1536 GELU at one thread: about 245 us into its
-bytes against 157 us over memory just written).
+The activation then wrote memory no step had touched this call, while the
+bytes the GEMM had just written were read once and dropped.
 
 Where that holds (`over_products`), the folded GEMM writes the product's
 bytes instead of the add's, and the activation runs over them in place
 (`.in_place` of the map's kernel: torch's kernel with `out=` its input):
-one region written and read back hot instead of two, the add's bytes never
-touched. Conditions, from the compute's placement (`Placement`):
+one region written and read back instead of two, the add's bytes never
+touched (33 MB a ConvNeXt-T call less written; its GELU steps were not
+measurably faster on a loaded machine: BENCHMARKS.md, runtime25).
+Conditions, from the compute's placement (`Placement`):
 
 - the add is folded at the add (`BiasFolds.at_add`) with a product of a
   rank-2 weight (`rdu.matmul`), and its value is read, through reshapes
@@ -27,9 +27,11 @@ touched. Conditions, from the compute's placement (`Placement`):
   gives them to no other value then: the GEMM reads its operands, live up
   to the add, while it writes them).
 
-The map's step checks at each run that its input's array is the bytes it
-writes, in the same order (the reshapes were views); else (a reshape copied
-the value elsewhere) it computes into its bytes from there as before. The
+The GEMM writes the product's bytes only where its add's value was to be in
+the add's own bytes (not an output's, not a reshape's). The map's step
+checks at each run that its input's array is the bytes it writes, in the
+same order (the reshapes were views); else (a reshape copied the value
+elsewhere) it computes into its bytes from there as before. The
 same kernels compute the same elements, so the bits are the same (where the
 input is not finite, the op-by-op values are read before the kernel
 overwrites them).

@@ -885,7 +885,7 @@ class PlacedProgram(Runner):
                 linear = self._norm_step(norms.at_last[body_op], dest, fresh)
             elif isinstance(body_op, rdu.MapOp) and body_op in folds.at_add:
                 fresh = own_bytes and _read_by_slot(result, views) and _sound(op, verdicts)
-                if body_op in over:  # into its product's bytes
+                if body_op in over and own_bytes:  # into its product's bytes
                     dest = self._table.alias(result, self._view(_offset(folds.at_add[body_op]), result.type,
                                                                 f"the value of {where}"))
                 linear = self._linear_step(folds.at_add[body_op], folds.bias[body_op], dest, fresh)
