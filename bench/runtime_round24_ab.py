@@ -87,27 +87,38 @@ def element_counts(program: rducc.Program, inputs: tuple, constant_ops: set[Oper
     steps, copied by them from a kept value, and gathered into a temporary by
     the gathers with a constant index."""
     computed, copied, gathered = [0], [0], [0]
+
+    def counting(step: Callable, op: Operation) -> None:
+        name = getattr(step, "__name__", "")
+        if op in gathers and name != "rolled_gather":
+            gathered[0] += int(np.prod(op.results[0].type.get_shape()))
+        elif op in constant_ops and name not in ("constant", "_noop", "bind"):  # bind: a layout op's view
+            counter = copied if name == "copied_constant" else computed
+            counter[0] += int(np.prod(op.results[0].type.get_shape()))
+
+    later_call(program, inputs, counting)
+    return computed[0], copied[0], gathered[0]
+
+
+def later_call(program: rducc.Program, inputs: tuple, seen: Callable[[Callable, Operation], None]) -> None:
+    """The program's first call (which runs every step and makes the later
+    calls' steps), then a later one calling `seen(step, op)` before each of
+    its steps (round 25's A/B reuses it)."""
     plain = interpreter.run_steps
 
-    def counting(steps: list, env: list, context: object, where: str) -> None:
+    def watched(steps: list, env: list, context: object, where: str) -> None:
         for step, op in steps:
-            name = getattr(step, "__name__", "")
-            if op in gathers and name != "rolled_gather":
-                gathered[0] += int(np.prod(op.results[0].type.get_shape()))
-            elif op in constant_ops and name not in ("constant", "_noop", "bind"):  # bind: a layout op's view
-                counter = copied if name == "copied_constant" else computed
-                counter[0] += int(np.prod(op.results[0].type.get_shape()))
+            seen(step, op)
         plain(steps, env, context, where)
 
     with torch.no_grad():
-        program(*inputs)  # the first run, which runs every step
-    interpreter.run_steps = counting
+        program(*inputs)
+    interpreter.run_steps = watched
     try:
         with torch.no_grad():
             program(*inputs)
     finally:
         interpreter.run_steps = plain
-    return computed[0], copied[0], gathered[0]
 
 
 def main() -> None:

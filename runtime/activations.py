@@ -101,15 +101,28 @@ def patch_off_finite(result: np.ndarray, x: np.ndarray, op_by_op: Callable[[np.n
     finite values only costs the look at the inputs); only otherwise are the
     inputs looked at. (Not the result's sum: a kernel may map an input that
     is not finite to a finite value the formula does not give.)"""
-    x = np.asarray(x)
+    off = off_finite(np.asarray(x), result.shape)
+    if off is not None:
+        patch(result, off, op_by_op)
+
+
+def off_finite(x: np.ndarray, shape: tuple[int, ...]) -> tuple[np.ndarray, np.ndarray] | None:
+    """Where `x` broadcast to `shape` is not finite (a mask) and its values
+    there, or None where every element is finite (`patch_off_finite`'s one
+    pass: a finite sum)."""
     summed = torch.from_numpy(x).sum() if x.flags.writeable and min(x.strides, default=0) >= 0 else x.sum()
     if np.isfinite(float(summed)):
-        return
-    x = np.broadcast_to(x, result.shape)
+        return None
+    x = np.broadcast_to(x, shape)
     off = ~np.isfinite(x)
-    if off.any():
-        with np.errstate(all="ignore"):
-            result[off] = op_by_op(x[off])
+    return (off, x[off]) if off.any() else None
+
+
+def patch(result: np.ndarray, off: tuple[np.ndarray, np.ndarray], op_by_op: Callable[[np.ndarray], Any]) -> None:
+    """`result` takes `op_by_op`'s values of the inputs `off` found (`off_finite`)."""
+    where, values = off
+    with np.errstate(all="ignore"):
+        result[where] = op_by_op(values)
 
 
 def guarded_on_arrays(name: str, op_by_op: Callable[[np.ndarray], Any]) -> Callable[..., np.ndarray]:
@@ -228,4 +241,4 @@ def cones(block: Block, first: Sequence[int], compile_block: Callable[[Block], C
 
 
 __all__ = ["KERNELS", "MIN_OPS", "ON_ARRAYS", "PROBE", "Cones", "agrees_off_finite", "cones", "guarded_on_arrays",
-           "matching", "patch_off_finite"]
+           "matching", "off_finite", "patch", "patch_off_finite"]

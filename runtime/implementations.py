@@ -41,7 +41,9 @@ def _constant(value: np.ndarray) -> Kernel:
 @implements(rdu.MapOp)
 def _map(op: Operation) -> Kernel:
     run_map = compile_map(op)
-    return writing_into(lambda context, *inputs: run_map(*inputs), run_map.kernel_into)  # type: ignore[attr-defined]
+    kernel = writing_into(lambda context, *inputs: run_map(*inputs), run_map.kernel_into)  # type: ignore[attr-defined]
+    kernel.in_place = run_map.in_place  # type: ignore[attr-defined]
+    return kernel
 
 
 @implements(rdu.MatmulOp)

@@ -110,6 +110,7 @@ from __future__ import annotations
 import ctypes
 import sys
 from collections.abc import Callable, Sequence
+from functools import partial
 from typing import Any
 
 import numpy as np
@@ -161,11 +162,12 @@ from rducc.runtime.epilogues import BiasFolds, Product
 from rducc.runtime.fused_attention import AttentionChain, AttentionChains
 from rducc.runtime.fused_norms import Chain, LayerNormChain, NormChains
 from rducc.runtime.handed_buffers import HandedBuffer, handed_dma
+from rducc.runtime.in_place_maps import in_place_step, over_products
 from rducc.runtime.layout_views import LayoutViews, View, fused_steps, placed_views, view_of
 from rducc.runtime.ordered_maps import ordered
 from rducc.runtime.registry import describe_op, handled_structurally, into_of, prepare
 from rducc.runtime.released_slots import Recorder, recorded, released
-from rducc.runtime.views import Views
+from rducc.runtime.views import Placement, Views
 from rducc.targets import SRAM_ROW_BYTES
 
 _RUNNER = "placed-program interpreter"
@@ -819,6 +821,12 @@ class PlacedProgram(Runner):
         folded = set(folds.at_add.values())
         product_of = {add: matmul for matmul, add in folds.at_product.items()}
         constants = ConstantSteps(block)  # values of constants and shapes alone, computed once
+        prepared: dict[Operation, Any] = {}  # maps' kernels made ahead (in_place_maps)
+        # a folded GEMM into its product's bytes, its activation in place there (rducc.runtime.in_place_maps)
+        over = over_products(folds, list(block.ops)[:-1], Placement(op), partial(_in_place_form, prepared)) \
+            if folds.at_add and _sound(op, verdicts) else {}
+        over = {add: activation for add, activation in over.items() if activation not in skipped | folded}
+        in_place = set(over.values())
         for body_op in list(block.ops)[:-1]:
             where = f'{describe_op(body_op)} in tier.compute "{name}"'
             if len(body_op.results) != 1 or not isinstance(body_op.results[0].type, TensorType):
@@ -877,6 +885,9 @@ class PlacedProgram(Runner):
                 linear = self._norm_step(norms.at_last[body_op], dest, fresh)
             elif isinstance(body_op, rdu.MapOp) and body_op in folds.at_add:
                 fresh = own_bytes and _read_by_slot(result, views) and _sound(op, verdicts)
+                if body_op in over and own_bytes:  # into its product's bytes
+                    dest = self._table.alias(result, self._view(_offset(folds.at_add[body_op]), result.type,
+                                                                f"the value of {where}"))
                 linear = self._linear_step(folds.at_add[body_op], folds.bias[body_op], dest, fresh)
             elif isinstance(body_op, Product) and body_op in folds.at_product:
                 bias_add = folds.at_product[body_op]
@@ -892,8 +903,13 @@ class PlacedProgram(Runner):
                 first.append((linear, body_op))
                 later.append((linear, body_op))
                 continue
-            kernel = prepare(body_op, _RUNNER)
+            kernel = prepared.pop(body_op, None) or prepare(body_op, _RUNNER)
             operands = tuple(self._table.use(v) for v in body_op.operands)
+            if body_op in in_place:  # over its input's bytes, the product's
+                step = in_place_step(kernel.in_place, into_of(kernel), operands[0], dest)  # type: ignore[union-attr]
+                first.append((step, body_op))
+                later.append((step, body_op))
+                continue
             checked, step = _body_steps(kernel, operands, dest, tensor_signature(result.type), body_op)
             if isinstance(body_op, rdu.MapOp) and own_bytes and _read_by_slot(result, views) and _sound(op, verdicts):
                 # into a new array in its permuted operand's memory order (rducc.runtime.ordered_maps)
@@ -1317,6 +1333,21 @@ def _sound(op: Operation, verdicts: dict[Operation, bool]) -> bool:
         except VerifyException:
             verdicts[op] = False
     return verdicts[op]
+
+
+def _in_place_form(prepared: dict[Operation, Any], op: rdu.MapOp) -> Any:
+    """A map's in-place form (`.in_place` of its kernel, made once into `prepared`), or None."""
+    if op not in prepared:
+        prepared[op] = prepare(op, _RUNNER)
+    return getattr(prepared[op], "in_place", None)
+
+
+def _offset(op: Operation) -> int:
+    """A placed body op's arena offset."""
+    offset = op.attributes.get(BODY_OFFSET)
+    if not isinstance(offset, IntegerAttr):
+        raise RduccError(f"{describe_op(op)} has no '{BODY_OFFSET}': the program is not placed (run rdu-sram-alloc)")
+    return offset.value.data
 
 
 def _fresh_conv(conv: rdu.ConvOp, plan: kernels.ConvPlan) -> bool:

@@ -761,6 +761,7 @@ def compile_map(op: Operation) -> Callable[..., np.ndarray]:
     run_map.source = body.source  # type: ignore[attr-defined]
     run_map.into = into  # type: ignore[attr-defined]
     run_map.kernel_into = body.kernel_into  # type: ignore[attr-defined]
+    run_map.in_place = getattr(body, "in_place", None)  # type: ignore[attr-defined]
     return run_map
 
 
@@ -824,7 +825,10 @@ def _torch_body(kernel: Callable[..., Any], op_by_op: Callable[..., Any], name: 
     (the kernel agrees), no such pass.
 
     The kernel writes straight into `out` (a C-contiguous array of the map's
-    shape no input overlaps), no temporary copied after it."""
+    shape no input overlaps), no temporary copied after it. `.in_place(x)`
+    computes the same values over `x` itself (a writable array of positive
+    strides; the off-finite inputs read before the kernel overwrites them):
+    `rducc.runtime.in_place_maps`."""
 
     def body(x: np.ndarray, out: np.ndarray | None = None) -> np.ndarray:
         x = x if x.flags.c_contiguous else np.ascontiguousarray(x)  # (never a rank-0 one: it would get rank 1)
@@ -838,10 +842,18 @@ def _torch_body(kernel: Callable[..., Any], op_by_op: Callable[..., Any], name: 
     def kernel_into(context: Any, out: np.ndarray, x: np.ndarray) -> None:
         body(x, out)
 
+    def in_place(x: np.ndarray) -> None:
+        off = activations.off_finite(x, x.shape) if guarded else None  # read before the kernel overwrites them
+        tensor = torch.from_numpy(x)
+        kernel(tensor, out=tensor)
+        if off is not None:
+            activations.patch(x, off, op_by_op)
+
     where = "does where x is not finite" if guarded else "keeps the same values where x is not finite"
     header = f"# torch's {name} (the body below computes it op by op, and {where})\n"
     body.source = header + op_by_op.source  # type: ignore[attr-defined]
     body.kernel_into = kernel_into  # type: ignore[attr-defined]
+    body.in_place = in_place  # type: ignore[attr-defined]
     return body
 
 
