@@ -80,7 +80,6 @@ Batches are 2 rows at dp=2 (the models' examples with 1 row get a second).
 from __future__ import annotations
 
 import argparse
-import copy
 import itertools
 import math
 import sys
@@ -88,7 +87,7 @@ import time
 import traceback
 from collections import Counter
 from collections.abc import Callable
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from functools import partial
 from pathlib import Path
 from typing import Any
@@ -123,11 +122,12 @@ from training_cases import (  # noqa: E402
     assert_buffers_match,
     assert_matches,
     batches,
+    copy_model,
+    dp_reference,
     float32_spread,
     mixed_precision_verdict,
     near_float64,
     rounding_twin,
-    rows_independent,
 )
 
 import rducc  # noqa: E402
@@ -243,20 +243,13 @@ def _eager(model: torch.nn.Module, cell: Cell, data: list, autocast: bool,
     return losses, {n: p.detach().clone() for n, p in model.named_parameters()}
 
 
-def reference_around(cell: Cell, model: torch.nn.Module, batch: tuple[torch.Tensor, torch.Tensor]) -> Around:
-    """How eager computes the cell's reference step: at dp=N, as DistributedDataParallel
-    (each rank's shard alone, gradients averaged: `Around.ranks`) where the model's rows
-    are independent (`rows_independent`), with its batch norm as SyncBatchNorm where that
-    couples them (`Around.synced`, `ddp_sync_norm`); else, and on one socket or at tp, the
-    whole batch."""
+def reference_around(cell: Cell, model: torch.nn.Module, data: list[tuple[torch.Tensor, torch.Tensor]]) -> Around:
+    """How eager computes the cell's reference step: at dp=N, the program's meaning on the
+    whole batch, in DistributedDataParallel's form where that is the same function on every
+    batch of the run (`dp_reference`); on one socket or at tp, the whole batch."""
     if not cell.split.startswith("dp"):
         return cell.around
-    ranks, loss = int(cell.split[2:]), CASES[cell.model].loss
-    if rows_independent(model, loss, *batch, ranks):
-        return replace(cell.around, ranks=ranks)
-    if rows_independent(model, loss, *batch, ranks, synced=True):
-        return replace(cell.around, ranks=ranks, synced=True)
-    return cell.around
+    return dp_reference(model, CASES[cell.model].loss, data, int(cell.split[2:]), cell.around)
 
 
 def eager_diverged(losses: list[float], parameters: dict[str, torch.Tensor]) -> str | None:
@@ -280,12 +273,12 @@ def run_cell(cell: Cell, steps: int) -> tuple[float, float, str]:
     case = CASES[cell.model]
     model, x = _example(cell)
     data = batches(case, x, steps, seed=100)
-    around = reference_around(cell, model, data[0])
-    fp32 = copy.deepcopy(model)
-    reference = copy.deepcopy(model)
-    exact, unresolved = (_train_exact(copy.deepcopy(model), case.loss, cell.optimizer, data, around)
+    around = reference_around(cell, model, data)
+    fp32 = copy_model(model)
+    reference = copy_model(model)
+    exact, unresolved = (_train_exact(copy_model(model), case.loss, cell.optimizer, data, around)
                          if cell.precision == "fp32" else ({}, {}))
-    untrained = copy.deepcopy(model)
+    untrained = copy_model(model)
     program = rducc.compile_training(model, data[0], optimizer=OPTIMIZERS[cell.optimizer](model.parameters()),
                                      loss_fn=case.loss, **cell.compile_options())
     ours = [program.step(*batch).item() for batch in data]
@@ -319,8 +312,8 @@ def run_cell(cell: Cell, steps: int) -> tuple[float, float, str]:
     if cell.split.startswith("tp"):
         text = _tp_bar(cell, program, untrained, x, data, trained, full, verdict, text)
     if around.ranks > 1:  # beside the DDP bar, the whole batch's (not judged)
-        whole = mixed_precision_verdict(trained, _eager(copy.deepcopy(untrained), cell, data, True),
-                                        _eager(copy.deepcopy(untrained), cell, data, False))
+        whole = mixed_precision_verdict(trained, _eager(copy_model(untrained), cell, data, True),
+                                        _eager(copy_model(untrained), cell, data, False))
         text = f"DDP reference ({around.ranks} ranks): {text}; whole batch (not judged): {whole.text()}"
     return loss_diff, param_diff, text
 
@@ -360,7 +353,7 @@ def _tp_bar(cell: Cell, program: Any, untrained: torch.nn.Module, x: torch.Tenso
     plan, runs = _tp_runs(cell, program, untrained, x, data)
     if plan is None:
         return f"{'ok' if verdict.ok else 'FAIL'} by the one-socket bar ({runs}): {text}"
-    split, split32 = (_eager(split_sums(copy.deepcopy(untrained), plan), cell, data, autocast)
+    split, split32 = (_eager(split_sums(copy_model(untrained), plan), cell, data, autocast)
                       for autocast in (True, False))
     if not _same_training(split32, full, cell, untrained, data):
         same = mixed_precision_verdict(split32, full, full)
@@ -388,7 +381,7 @@ def _same_training(tp: TrainedRun, full: TrainedRun, cell: Cell, untrained: torc
         return False
     loss = CASES[cell.model].loss
     spread = float32_spread(untrained, loss, cell.optimizer, data, full[1])
-    exact, unresolved = _train_exact(copy.deepcopy(untrained), loss, cell.optimizer, data)
+    exact, unresolved = _train_exact(copy_model(untrained), loss, cell.optimizer, data)
     for name, want in full[1].items():
         got = torch.as_tensor(tp[1][name])
         allowed = PARAM_ATOL + PARAM_RTOL * want.abs() + SPREAD_FACTOR * spread.get(name, torch.zeros_like(want))
@@ -411,7 +404,7 @@ def run_dynamo(model_name: str, level: int, precision: str = "fp32") -> tuple[fl
     case = CASES[model_name]
     model, example = case.build()
     model = _no_dropout(model.train())
-    eager, float32 = copy.deepcopy(model), copy.deepcopy(model)
+    eager, float32 = copy_model(model), copy_model(model)
     x, y = batches(case, example[0], 1, seed=100)[0]
     autocast = precision == "bf16"
     torch._dynamo.reset()

@@ -12,7 +12,7 @@ import pytest
 import torch
 from test_training_precision import SmallMlp
 from torch import nn
-from training_cases import Around, mixed_precision_verdict, rows_independent
+from training_cases import Around, copy_model, dp_reference, mixed_precision_verdict, rows_independent
 
 import rducc
 from rducc.passes import rdu_partition
@@ -154,3 +154,48 @@ def test_dp2_bf16_gradients_with_coupled_rows_are_ddp_with_sync_batch_norms() ->
         want = parameters[name.removeprefix(program.prefix)].grad
         atol = 1e-7 if "norm" in name else 0.0
         torch.testing.assert_close(torch.as_tensor(gradient).float(), want, rtol=0, atol=atol, msg=name)
+
+
+def _masked_mean(logits: torch.Tensor, labels: torch.Tensor) -> torch.Tensor:
+    """Cross entropy plus a squared error over the rows whose label is below 3, divided by
+    their count (round 16's `dataclass_heads`): no mean over samples."""
+    keep = labels < 3
+    squared = (logits[:, 0] - labels.to(logits.dtype) / 4).pow(2)
+    kept = torch.where(keep, squared, torch.zeros_like(squared)).sum() / keep.sum().clamp_min(1)
+    return nn.functional.cross_entropy(logits, labels) + kept
+
+
+def test_the_dp_reference_is_the_whole_batchs_loss_when_it_is_no_per_sample_mean() -> None:
+    """rducc's dp=2 step computes the whole batch's loss and gradients (the program's meaning). A
+    masked mean is DDP's mean of the ranks' losses only on a batch whose ranks keep as many rows:
+    the first batch here (2 and 2 kept) is such a batch, the second (4 and 3) is not, so the
+    reference is the whole batch (its losses the whole batch's, not DDP's per-rank mean); a per-sample
+    mean stays DDP's form (its per-replica rounding). Before, the first batch alone decided."""
+    torch.manual_seed(0)
+    model = SmallMlp()
+    (x, _), (x2, _) = _data(2)
+    balanced = torch.tensor([0, 1, 4, 5, 2, 0, 7, 9])
+    unbalanced = torch.tensor([0, 1, 2, 0, 1, 2, 9, 0])
+    data = [(x, balanced), (x2, unbalanced)]
+    assert dp_reference(model, nn.functional.cross_entropy, data, 2).ranks == 2
+    around = dp_reference(model, _masked_mean, data, 2)
+    whole, reference = copy_model(model), copy_model(model)
+    want = [Around().step(whole, _masked_mean, _sgd(whole.parameters()), *batch) for batch in data]
+    optimizer = _sgd(reference.parameters())
+    got = [around.step(reference, _masked_mean, optimizer, *batch) for batch in data]
+    assert got == pytest.approx(want, rel=1e-6), (around, got, want)
+
+
+def test_the_reference_copy_keeps_a_parameters_gradient_hooks() -> None:
+    """torch's deepcopy of a Parameter drops its hooks (round 16's `clamp_hooks` through the
+    torch.compile backend was compared with an unclamped eager): `copy_model` keeps them."""
+    torch.manual_seed(0)
+    model = nn.Linear(32, 10)
+    model.weight.register_hook(lambda grad: grad.clamp(-1e-3, 1e-3))
+    seen: list[str] = []
+    model.bias.register_post_accumulate_grad_hook(lambda parameter: seen.append("bias"))
+    twin = copy_model(model)
+    x, y = _data(1)[0]
+    nn.functional.cross_entropy(twin(x), y).backward()
+    assert twin.weight.grad is not None and twin.weight.grad.abs().max() <= 1e-3
+    assert seen == ["bias"]

@@ -12,7 +12,7 @@ import copy
 import sys
 from collections.abc import Callable
 from contextlib import nullcontext
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -242,6 +242,28 @@ class _Dtypes(TorchDispatchMode):
         return out
 
 
+def copy_model(model: nn.Module) -> nn.Module:
+    """A deep copy of `model` that keeps its parameters' gradient hooks (`register_hook`,
+    `register_post_accumulate_grad_hook`): torch's `Parameter.__deepcopy__` makes a new
+    Parameter without them, so an eager reference copied plainly would train without the
+    model's hooks (round 16's `clamp_hooks`: gradients clamped through the torch.compile
+    backend, unclamped in the copy). Module hooks and hooks the forward registers on
+    activations are copied or re-run as they are. A hook that closes over the original
+    parameter still acts on the original (no copy can know)."""
+    copied = copy.deepcopy(model)
+    for (name, original), (_, twin) in zip(model.named_parameters(remove_duplicate=False),
+                                           copied.named_parameters(remove_duplicate=False), strict=True):
+        if twin is original:
+            raise ValueError(f"copy_model: parameter {name} was not copied")
+        for hook in (original._backward_hooks or {}).values():
+            if not (twin._backward_hooks and hook in twin._backward_hooks.values()):
+                twin.register_hook(hook)
+        for hook in (getattr(original, "_post_accumulate_grad_hooks", None) or {}).values():
+            if not (twin._post_accumulate_grad_hooks and hook in twin._post_accumulate_grad_hooks.values()):
+                twin.register_post_accumulate_grad_hook(hook)
+    return copied
+
+
 def rows_independent(model: nn.Module, loss: Callable[..., torch.Tensor], x: torch.Tensor, y: torch.Tensor,
                      ranks: int, synced: bool = False) -> bool:
     """Whether `model`'s gradient on batch (x, y) is the average of its gradients on the
@@ -254,7 +276,7 @@ def rows_independent(model: nn.Module, loss: Callable[..., torch.Tensor], x: tor
     there (its weight gradient) per shard as DDP does: each gradient is then held within
     twice that float's epsilon of its largest element, not 1e-9. A shard eager cannot run alone
     (a batch norm given one value per channel: timm LeViT's head on one pooled row) is coupled."""
-    exact = copy.deepcopy(model).double()
+    exact = copy_model(model).double()
     x = x.double() if x.is_floating_point() else x
     whole = torch.optim.SGD(exact.parameters(), lr=0.0)
     dtypes = _Dtypes()
@@ -274,12 +296,30 @@ def rows_independent(model: nn.Module, loss: Callable[..., torch.Tensor], x: tor
                for name, p in exact.named_parameters() if p.grad is not None)
 
 
+def dp_reference(model: nn.Module, loss: Callable[..., torch.Tensor], data: list[tuple[torch.Tensor, torch.Tensor]],
+                 ranks: int, around: Around = Around()) -> Around:
+    """The eager reference for rducc's dp=`ranks` training on `data`: rducc's data
+    parallelism is the compiler's choice and keeps the program's meaning (the step's loss
+    and gradients are the whole batch's, one socket's), so the reference is the whole
+    batch (`around` as given) unless DistributedDataParallel's form (each rank's shard
+    alone, gradients averaged: `Around.ranks`, with batch norm as SyncBatchNorm:
+    `Around.synced`) is that same function on EVERY batch of the run (`rows_independent`);
+    there DDP is what rducc's replicas compute, each one's narrow-float gradient rounded
+    by its own kernel. A loss that is no mean over samples (a masked term divided by the
+    batch's count of kept rows) is DDP's only on batches whose ranks keep equal counts:
+    one such batch (round 16's `dataclass_heads`, its first) decides nothing."""
+    for synced in (False, True):
+        if all(rows_independent(model, loss, x, y, ranks, synced=synced) for x, y in data):
+            return replace(around, ranks=ranks, synced=synced)
+    return around
+
+
 def _train_exact(model: nn.Module, loss: Callable[..., torch.Tensor], optimizer: str,
                  data: list[tuple[torch.Tensor, torch.Tensor]], around: Around = Around(),
                  ) -> tuple[dict[str, torch.Tensor], dict[str, torch.Tensor]]:
     """The parameters (and floating buffers) after training in float64, and (under Adam) which parameter
     elements' exact gradient is noise to float32."""
-    exact = copy.deepcopy(model).double()
+    exact = copy_model(model).double()
     eager = OPTIMIZERS[optimizer](exact.parameters())
     for x, y in data:
         around.step(exact, loss, eager, x.double() if x.is_floating_point() else x, y)
@@ -331,7 +371,7 @@ def float32_spread(model: nn.Module, loss: Callable[..., torch.Tensor], optimize
 
 def rounding_twin(model: nn.Module, seed: int) -> nn.Module:
     """A copy of `model` with every parameter element moved one float32 ulp up or down (at random)."""
-    twin = copy.deepcopy(model)
+    twin = copy_model(model)
     generator = torch.Generator().manual_seed(seed)
     with torch.no_grad():
         for parameter in twin.parameters():
@@ -355,10 +395,10 @@ def train_both(name: str, optimizer: str, steps: int = 20, opt_level: int = 2, s
     case = CASES[name]
     model, example = case.build()
     model = _no_dropout(model.train())
-    reference = copy.deepcopy(model)
+    reference = copy_model(model)
     data = batches(case, example[0], steps, seed=100 + seed)
     exact, unresolved = _train_exact(model, case.loss, optimizer, data)
-    untrained = copy.deepcopy(model)
+    untrained = copy_model(model)
     program = rducc.compile_training(model, data[0], optimizer=OPTIMIZERS[optimizer](model.parameters()),
                                      loss_fn=case.loss, opt_level=opt_level)
     eager = OPTIMIZERS[optimizer](reference.parameters())
@@ -388,7 +428,7 @@ def momentum_autocast_steps(
     generator = torch.Generator().manual_seed(1)
     data = [(torch.randn(image, generator=generator), torch.randint(0, classes, image[:1], generator=generator))
             for _ in range(steps)]
-    eager = copy.deepcopy(model)
+    eager = copy_model(model)
     momentum = torch.optim.SGD(eager.parameters(), lr=0.1, momentum=0.9)
     expected = [Around().step(eager, nn.functional.cross_entropy, momentum, x, y, autocast=True) for x, y in data]
     optimizer = torch.optim.SGD(model.parameters(), lr=0.1, momentum=0.9)
