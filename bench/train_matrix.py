@@ -46,7 +46,7 @@ The verdicts:
   latter, `rdu_partition.training.ddp_gradient`), and the two are a bf16
   rounding apart in most gradient elements. A model whose rows are not
   independent (batch norm in train mode: `training_cases.rows_independent`,
-  checked in float64 on the first batch) is judged against DDP with
+  checked in float64 on every batch of the run: `dp_reference`) is judged against DDP with
   SyncBatchNorm (`Around.synced`, test/python/ddp_sync_norm.py: each rank's
   shard normalized with the whole batch's statistics, its gradients its own),
   as rducc's dp reduces the statistics over the replicas and rounds each
