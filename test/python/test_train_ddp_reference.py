@@ -81,6 +81,26 @@ def test_a_shard_eager_cannot_run_alone_couples_the_rows() -> None:
     assert rows_independent(model, nn.functional.cross_entropy, x, y, 2, synced=True)
 
 
+
+class _WholeBatchNoise(nn.Module):
+    """A buffer with one row per sample of the whole batch (ViT-MAE's masking noise, round 16's `vit_mae`)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.fc = nn.Linear(32, 10)
+        self.register_buffer("noise", torch.randn(8, 32))
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return self.fc(x + self.noise)
+
+
+def test_a_shard_that_cannot_meet_a_whole_batch_buffer_couples_the_rows() -> None:
+    """A rank's 4 rows against the buffer's 8 (eager raises a RuntimeError on the shard, not a ValueError):
+    the rows are coupled and the whole batch is the dp reference, not a crash of the harness."""
+    torch.manual_seed(0)
+    model = _WholeBatchNoise().train()
+    assert dp_reference(model, nn.functional.cross_entropy, _data(1), 2).ranks == 1
+
 def test_dp2_bf16_steps_are_ddp_autocasts_and_the_whole_batchs_rounding_fails_the_bar() -> None:
     """5 bf16 SGD steps at dp=2: rducc's losses and parameters equal eager autocast's as
     DDP over 2 ranks (each replica's bf16 weight gradient rounded by its kernel, cast up
