@@ -81,7 +81,6 @@ def test_a_shard_eager_cannot_run_alone_couples_the_rows() -> None:
     assert rows_independent(model, nn.functional.cross_entropy, x, y, 2, synced=True)
 
 
-
 class _WholeBatchNoise(nn.Module):
     """A buffer with one row per sample of the whole batch (ViT-MAE's masking noise, round 16's `vit_mae`)."""
 
@@ -100,6 +99,7 @@ def test_a_shard_that_cannot_meet_a_whole_batch_buffer_couples_the_rows() -> Non
     torch.manual_seed(0)
     model = _WholeBatchNoise().train()
     assert dp_reference(model, nn.functional.cross_entropy, _data(1), 2).ranks == 1
+
 
 def test_dp2_bf16_steps_are_ddp_autocasts_and_the_whole_batchs_rounding_fails_the_bar() -> None:
     """5 bf16 SGD steps at dp=2: rducc's losses and parameters equal eager autocast's as
