@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from xdsl.dialects import arith
 from xdsl.dialects.builtin import BFloat16Type, Float16Type, Float32Type
-from xdsl.ir import Operation, SSAValue
+from xdsl.ir import Attribute, Operation, SSAValue
 
 from rducc.dialects.rdu import dataflow as rdu
 from rducc.dialects.shapes import element_of, shape_of
@@ -48,13 +48,22 @@ def adds_bias(bias_add: Operation, product: Product) -> bool:
         and set(body[0].operands) == set(block.args) and body[1].operands[0] is body[0].result
 
 
+def widened_16_bit(product: Product) -> Attribute | None:
+    """The operands' element type of a linear layer's product of bf16 (f16)
+    operands widened to f32 (eager's 16-bit `addmm` before its one rounding),
+    else None."""
+    low = {element_of(v.type) for v in product.operands}
+    element = low.pop() if len(low) == 1 else None
+    return element if isinstance(product, rdu.MatmulOp) and isinstance(element, BFloat16Type | Float16Type) \
+        and isinstance(element_of(product.result.type), Float32Type) else None
+
+
 def _adds_16_bit_bias(bias_add: rdu.MapOp, product: Product, bias: SSAValue) -> bool:
     """A 16-bit linear layer's add as eager's `addmm` rounds it (issue 27): the
     product of 16-bit operands widened to f32, the bias and the result of those
     operands' type, the body `truncf(product + extf(bias))` (either order)."""
-    low = element_of(bias.type)
-    if not isinstance(low, BFloat16Type | Float16Type) or not isinstance(element_of(product.result.type), Float32Type) \
-            or element_of(bias_add.results[0].type) != low or any(element_of(v.type) != low for v in product.operands):
+    low = widened_16_bit(product)
+    if low is None or element_of(bias.type) != low or element_of(bias_add.results[0].type) != low:
         return False
     block = bias_add.body.block
     body = list(block.ops)
@@ -88,4 +97,4 @@ def epilogue_reads(ops: list[Operation]) -> dict[Operation, Operation]:
     return {op: add for op in ops if (add := bias_add_of(op)) is not None}
 
 
-__all__ = ["Product", "adds_bias", "bias_add_of", "bias_shape", "epilogue_reads"]
+__all__ = ["Product", "adds_bias", "bias_add_of", "bias_shape", "epilogue_reads", "widened_16_bit"]

@@ -45,10 +45,10 @@ f32 or f64 of one dtype, the bias `[C, 1, ...]` of the result's channels
 
 from __future__ import annotations
 
-from xdsl.dialects.builtin import BFloat16Type, Float16Type, Float32Type, Float64Type, TensorType
+from xdsl.dialects.builtin import Float32Type, Float64Type, TensorType
 from xdsl.ir import BlockArgument, Operation, SSAValue
 
-from rducc.dialects.bias_adds import Product, bias_add_of
+from rducc.dialects.bias_adds import Product, bias_add_of, widened_16_bit
 from rducc.dialects.rdu import dataflow as rdu
 from rducc.dialects.shapes import element_of, shape_of
 from rducc.dialects.tier import ComputeOp
@@ -57,14 +57,6 @@ from rducc.runtime.views import Placement, overlap
 
 def _wide_float(value_type: object) -> bool:
     return isinstance(value_type, TensorType) and isinstance(element_of(value_type), Float32Type | Float64Type)
-
-
-def _widened_16_bit(product: Product) -> bool:
-    """A linear layer's product of bf16 (f16) operands widened to f32 (eager's
-    16-bit `addmm` before its one rounding: issue 27)."""
-    low = {element_of(v.type) for v in product.operands}
-    return isinstance(product, rdu.MatmulOp) and len(low) == 1 \
-        and isinstance(low.pop(), BFloat16Type | Float16Type) and isinstance(element_of(product.result.type), Float32Type)
 
 
 def _product(product: Operation, placement: Placement) -> bool:
@@ -76,7 +68,7 @@ def _product(product: Operation, placement: Placement) -> bool:
     types = (*(v.type for v in product.operands), product.result.type)
     weight = product.rhs if isinstance(product, rdu.MatmulOp) else product.weight
     one_wide_dtype = all(_wide_float(t) for t in types) and len({element_of(t) for t in types}) == 1
-    return (one_wide_dtype or _widened_16_bit(product)) \
+    return (one_wide_dtype or widened_16_bit(product) is not None) \
         and (isinstance(product, rdu.ConvOp) or len(shape_of(weight.type)) == 2) \
         and product.result not in placement.outs and len(list(product.result.uses)) == 1
 
