@@ -217,7 +217,9 @@ def test_a_bf16_linear_on_a_rounding_tie_equals_eagers_addmm() -> None:
     where the f32 sum in numpy's BLAS order rounds the other way from eager's
     16-bit `addmm` (a bf16 tie: issue 27's `shared_mlm`). The runtime folds
     the pair into one `torch.addmm` on the bf16 tensors (`kernels.linear`)."""
-    layer = nn.Linear(32, 64).bfloat16().requires_grad_(False)
+    with torch.random.fork_rng():
+        torch.manual_seed(26)
+        layer = nn.Linear(32, 64).bfloat16().requires_grad_(False)
 
     def numpy_order(x: torch.Tensor) -> torch.Tensor:  # the widened product on numpy, the bias, one rounding
         product = np.matmul(x.float().numpy(), layer.weight.float().numpy().T)
