@@ -20,10 +20,19 @@ product only up to the map). The pair also needs:
 
 - the matmul's value read by the map alone, and not yielded (an output
   buffer), a rank-2 rhs (a weight) and f32 or f64 operands and result of one
-  dtype;
+  dtype (or 16-bit operands widened to f32, below);
 - the map's body one `arith.addf` of its two arguments, its other input a
   rank-1 bias of the product's last dim, its result the product's type
   (`rducc.dialects.bias_adds.bias_add_of`).
+
+A 16-bit linear layer (issue 27) imports as a bf16 (f16) `rdu.matmul`
+widened to f32 and a map `truncf(product + extf(bias))` of a 16-bit bias:
+eager's `addmm` on the 16-bit operands, its f32 sum rounded once. It folds at
+the add only (its value is narrower than the product's bytes), and the step
+runs `torch.addmm` on the 16-bit tensors (`kernels.linear`): the widened
+product on numpy's BLAS sums the f32 products in another order, and where
+that sum lands on a bf16 tie it rounds the other way (one output of 1,024
+in `shared_mlm`'s block, BENCHMARKS.md round 14).
 
 A convolution (with no bias operand: an imported one carries its bias,
 `rdu.conv`'s; the partitioner takes it out again where a split sums partial
@@ -39,7 +48,7 @@ from __future__ import annotations
 from xdsl.dialects.builtin import Float32Type, Float64Type, TensorType
 from xdsl.ir import BlockArgument, Operation, SSAValue
 
-from rducc.dialects.bias_adds import Product, bias_add_of
+from rducc.dialects.bias_adds import Product, bias_add_of, widened_16_bit
 from rducc.dialects.rdu import dataflow as rdu
 from rducc.dialects.shapes import element_of, shape_of
 from rducc.dialects.tier import ComputeOp
@@ -58,7 +67,8 @@ def _product(product: Operation, placement: Placement) -> bool:
         return False
     types = (*(v.type for v in product.operands), product.result.type)
     weight = product.rhs if isinstance(product, rdu.MatmulOp) else product.weight
-    return all(_wide_float(t) for t in types) and len({element_of(t) for t in types}) == 1 \
+    one_wide_dtype = all(_wide_float(t) for t in types) and len({element_of(t) for t in types}) == 1
+    return (one_wide_dtype or widened_16_bit(product) is not None) \
         and (isinstance(product, rdu.ConvOp) or len(shape_of(weight.type)) == 2) \
         and product.result not in placement.outs and len(list(product.result.uses)) == 1
 
@@ -129,7 +139,7 @@ class BiasFolds:
             if _at_the_add(op, bias_add, ops, placement):
                 self.at_add[bias_add] = op
                 self.bias[bias_add] = next(v for v in bias_add.inputs if v is not op.result)
-            elif _at_the_product(op, bias_add, ops, placement) \
+            elif bias_add.results[0].type == op.result.type and _at_the_product(op, bias_add, ops, placement) \
                     and (early := _early_bias(op, bias_add, ops, placement)) is not None:
                 self.at_product[op] = bias_add
                 self.bias[bias_add] = early

@@ -137,12 +137,29 @@ def linear(lhs: np.ndarray, rhs: np.ndarray, bias: np.ndarray, transpose_rhs: bo
     `transpose_rhs`; `bias` `[N]` added to every row) as one `torch.addmm`:
     what eager's `F.linear` runs, the bias added by the GEMM's epilogue instead
     of a second pass over the product. f32/f64 operands of one dtype; `out` is
-    C-contiguous. Subnormal operands count as zero, as in `gemm`."""
+    C-contiguous. Subnormal operands count as zero, as in `gemm`. bf16 (f16)
+    operands, bias and `out` run as eager's 16-bit `addmm` (`_linear_16_bit`)."""
+    if lhs.dtype in _TORCH_PRODUCTS:
+        return _linear_16_bit(lhs, rhs, bias, transpose_rhs, out)
     rows = lhs.reshape(-1, lhs.shape[-1])
     weight = _tensor(rhs).T if transpose_rhs else _tensor(rhs)
     with subnormals_as_zero():
         torch.addmm(_tensor(bias.reshape(-1)), _tensor(rows), weight,
                     out=torch.from_numpy(out.reshape(rows.shape[0], -1)))
+    return out
+
+
+def _linear_16_bit(lhs: np.ndarray, rhs: np.ndarray, bias: np.ndarray, transpose_rhs: bool,
+                   out: np.ndarray) -> np.ndarray:
+    """`kernels.linear` of bf16 (f16) operands as torch's 16-bit `addmm`
+    (oneDNN's GEMM: the f32 sum of the products and the bias, rounded once),
+    eager's `F.linear` bit for bit (issue 27). The product widened to f32 on
+    numpy's BLAS sums in another order: where eager's sum is a 16-bit tie
+    (rounded to even) and numpy's an f32 ulp above, it rounded the other way."""
+    rows = as_torch(lhs.reshape(-1, lhs.shape[-1]))
+    weight = as_torch(rhs).T if transpose_rhs else as_torch(rhs)
+    result = torch.addmm(as_torch(bias.reshape(-1)), rows, weight)
+    out.reshape(result.shape)[...] = _from_torch(result)
     return out
 
 

@@ -35,6 +35,19 @@
 // CHECK:      %r = rdu.reshape %fc1 {tier.offset = 8192 : i64}
 // CHECK:      %act = rdu.map %r {tier.offset = 4096 : i64}
 
+// A 16-bit linear layer (issue 27): the bf16 product widened to f32 and the
+// add of the bf16 bias rounded once, eager's `addmm`, run as one torch.addmm at
+// the add: %fc1 does not take %normed's bytes either (without the rule it did).
+// CHECK:      @fc1_bf16
+// CHECK:      %normed = rdu.map %t {tier.offset = 4096 : i64}
+// CHECK:      %p = rdu.matmul %normed, %wt {tier.offset = 0 : i64}
+// CHECK:      %fc1 = rdu.map %bt, %p {tier.offset = 5120 : i64}
+// Not a bias add in the product's epilogue: the product rounded to bf16 before
+// the add (two roundings, not eager's addmm); %fc1 takes %normed's bytes.
+// CHECK:      @fc1_bf16_rounded_first
+// CHECK:      %normed = rdu.map %t {tier.offset = 4096 : i64}
+// CHECK:      %fc1 = rdu.map %bt, %p {tier.offset = 4096 : i64}
+
 // CHECK:      @held
 // CHECK-SAME: tier.sram_peak = 65792 : i64
 // CHECK:      %row = rdu.slice %e offsets [0, 0] strides [1, 1] {tier.offset = 16384 : i64}
@@ -118,6 +131,81 @@ builtin.module attributes {rdu.level = #rdu<level memory>} {
     tier.dealloc %b : !tier.buffer<sram, 16xf32>
     tier.dealloc %a_out : !tier.buffer<sram, 32x16xf32>
     func.return %y : !tier.buffer<hbm, 32x16xf32>
+  }
+  func.func @fc1_bf16(%x: !tier.buffer<hbm, 32x16xbf16> {rdu.input = "x"}, %wh: !tier.buffer<hbm, 16x16xbf16> {rdu.input = "w"}, %bh: !tier.buffer<hbm, 16xbf16> {rdu.input = "b"}) -> !tier.buffer<hbm, 32x16xbf16> {
+    %a = tier.alloc : !tier.buffer<sram, 32x16xbf16>
+    %w = tier.alloc : !tier.buffer<sram, 16x16xbf16>
+    %b = tier.alloc : !tier.buffer<sram, 16xbf16>
+    %a_out = tier.alloc : !tier.buffer<sram, 32x16xbf16>
+    %y = tier.alloc : !tier.buffer<hbm, 32x16xbf16>
+    tier.dma %x -> %a : !tier.buffer<hbm, 32x16xbf16> -> !tier.buffer<sram, 32x16xbf16>
+    tier.dma %wh -> %w : !tier.buffer<hbm, 16x16xbf16> -> !tier.buffer<sram, 16x16xbf16>
+    tier.dma %bh -> %b : !tier.buffer<hbm, 16xbf16> -> !tier.buffer<sram, 16xbf16>
+    tier.compute "k3" ins(%a, %w, %b : !tier.buffer<sram, 32x16xbf16>, !tier.buffer<sram, 16x16xbf16>, !tier.buffer<sram, 16xbf16>) outs(%a_out : !tier.buffer<sram, 32x16xbf16>) {
+    ^bb0(%t: tensor<32x16xbf16>, %wt: tensor<16x16xbf16>, %bt: tensor<16xbf16>):
+      %normed = rdu.map %t : (tensor<32x16xbf16>) -> tensor<32x16xbf16> {
+      ^bb0(%0: bf16):
+        %1 = arith.negf %0 : bf16
+        rdu.yield %1 : bf16
+      }
+      %p = rdu.matmul %normed, %wt : tensor<32x16xbf16>, tensor<16x16xbf16> -> tensor<32x16xf32>
+      %fc1 = rdu.map %bt, %p : (tensor<16xbf16>, tensor<32x16xf32>) -> tensor<32x16xbf16> {
+      ^bb0(%0: bf16, %1: f32):
+        %2 = arith.extf %0 : bf16 to f32
+        %3 = arith.addf %1, %2 : f32
+        %4 = arith.truncf %3 : f32 to bf16
+        rdu.yield %4 : bf16
+      }
+      %act = rdu.map %fc1 : (tensor<32x16xbf16>) -> tensor<32x16xbf16> {
+      ^bb0(%0: bf16):
+        %1 = arith.negf %0 : bf16
+        rdu.yield %1 : bf16
+      }
+      rdu.yield %act : tensor<32x16xbf16>
+    }
+    tier.dma %a_out -> %y : !tier.buffer<sram, 32x16xbf16> -> !tier.buffer<hbm, 32x16xbf16>
+    tier.dealloc %a : !tier.buffer<sram, 32x16xbf16>
+    tier.dealloc %w : !tier.buffer<sram, 16x16xbf16>
+    tier.dealloc %b : !tier.buffer<sram, 16xbf16>
+    tier.dealloc %a_out : !tier.buffer<sram, 32x16xbf16>
+    func.return %y : !tier.buffer<hbm, 32x16xbf16>
+  }
+  func.func @fc1_bf16_rounded_first(%x: !tier.buffer<hbm, 32x16xbf16> {rdu.input = "x"}, %wh: !tier.buffer<hbm, 16x16xbf16> {rdu.input = "w"}, %bh: !tier.buffer<hbm, 16xbf16> {rdu.input = "b"}) -> !tier.buffer<hbm, 32x16xbf16> {
+    %a = tier.alloc : !tier.buffer<sram, 32x16xbf16>
+    %w = tier.alloc : !tier.buffer<sram, 16x16xbf16>
+    %b = tier.alloc : !tier.buffer<sram, 16xbf16>
+    %a_out = tier.alloc : !tier.buffer<sram, 32x16xbf16>
+    %y = tier.alloc : !tier.buffer<hbm, 32x16xbf16>
+    tier.dma %x -> %a : !tier.buffer<hbm, 32x16xbf16> -> !tier.buffer<sram, 32x16xbf16>
+    tier.dma %wh -> %w : !tier.buffer<hbm, 16x16xbf16> -> !tier.buffer<sram, 16x16xbf16>
+    tier.dma %bh -> %b : !tier.buffer<hbm, 16xbf16> -> !tier.buffer<sram, 16xbf16>
+    tier.compute "k4" ins(%a, %w, %b : !tier.buffer<sram, 32x16xbf16>, !tier.buffer<sram, 16x16xbf16>, !tier.buffer<sram, 16xbf16>) outs(%a_out : !tier.buffer<sram, 32x16xbf16>) {
+    ^bb0(%t: tensor<32x16xbf16>, %wt: tensor<16x16xbf16>, %bt: tensor<16xbf16>):
+      %normed = rdu.map %t : (tensor<32x16xbf16>) -> tensor<32x16xbf16> {
+      ^bb0(%0: bf16):
+        %1 = arith.negf %0 : bf16
+        rdu.yield %1 : bf16
+      }
+      %p = rdu.matmul %normed, %wt : tensor<32x16xbf16>, tensor<16x16xbf16> -> tensor<32x16xf32>
+      %fc1 = rdu.map %bt, %p : (tensor<16xbf16>, tensor<32x16xf32>) -> tensor<32x16xbf16> {
+      ^bb0(%0: bf16, %1: f32):
+        %2 = arith.truncf %1 : f32 to bf16
+        %3 = arith.addf %2, %0 : bf16
+        rdu.yield %3 : bf16
+      }
+      %act = rdu.map %fc1 : (tensor<32x16xbf16>) -> tensor<32x16xbf16> {
+      ^bb0(%0: bf16):
+        %1 = arith.negf %0 : bf16
+        rdu.yield %1 : bf16
+      }
+      rdu.yield %act : tensor<32x16xbf16>
+    }
+    tier.dma %a_out -> %y : !tier.buffer<sram, 32x16xbf16> -> !tier.buffer<hbm, 32x16xbf16>
+    tier.dealloc %a : !tier.buffer<sram, 32x16xbf16>
+    tier.dealloc %w : !tier.buffer<sram, 16x16xbf16>
+    tier.dealloc %b : !tier.buffer<sram, 16xbf16>
+    tier.dealloc %a_out : !tier.buffer<sram, 32x16xbf16>
+    func.return %y : !tier.buffer<hbm, 32x16xbf16>
   }
   func.func @held(%x: !tier.buffer<hbm, 64x64xf32> {rdu.input = "x"}) -> !tier.buffer<hbm, 1x64xf32> {
     %a = tier.alloc : !tier.buffer<sram, 64x64xf32>

@@ -209,3 +209,22 @@ def test_sgd_updates_round_as_torch_optim(hyper: dict[str, float]) -> None:
         optimizer.step()
         got = torch.as_tensor(program.parameters()["weight"])
         assert torch.equal(got, eager.weight.detach()), f"step {step}: {int((got != eager.weight).sum())} differ"
+
+
+def test_a_bf16_linear_on_a_rounding_tie_equals_eagers_addmm() -> None:
+    """A bf16 `nn.Linear` (an `rdu.matmul` widened to f32 and a map adding the
+    bf16 bias, rounded once) equals eager's `F.linear` bit for bit on an input
+    where the f32 sum in numpy's BLAS order rounds the other way from eager's
+    16-bit `addmm` (a bf16 tie: issue 27's `shared_mlm`). The runtime folds
+    the pair into one `torch.addmm` on the bf16 tensors (`kernels.linear`)."""
+    with torch.random.fork_rng():
+        torch.manual_seed(26)
+        layer = nn.Linear(32, 64).bfloat16().requires_grad_(False)
+
+    def numpy_order(x: torch.Tensor) -> torch.Tensor:  # the widened product on numpy, the bias, one rounding
+        product = np.matmul(x.float().numpy(), layer.weight.float().numpy().T)
+        return (torch.from_numpy(product) + layer.bias.float()).bfloat16()
+
+    inputs = (torch.randn(16, 32, generator=torch.Generator().manual_seed(seed)).bfloat16() for seed in range(2000))
+    x = next(x for x in inputs if not torch.equal(numpy_order(x), layer(x)))
+    assert torch.equal(rducc.compile(layer, (x,))(x), layer(x))
