@@ -29,6 +29,8 @@ or wrong, each checked against eager (at -O0 or -O2) on inputs other than the ex
   with no pair rule of their own (each part alone); a window at a start read with `.item()`; `masked_select`
   reduced by var/std/norms and `torch.where`'s positions stacked, padded to capacity; `unique(dim=0)`.
 - Round general21: complex asin, acos, atan, asinh, acosh, atanh (Kahan's forms), at -O0 and -O2.
+- Complex `scatter_reduce`/`index_reduce` with 'prod' (polar form), include_self both ways, a zero,
+  repeated indices, at -O0 and -O2.
 - Layout ops and reductions on a complex model input (`z.sum(-1)`, `z.transpose`,
   `z[:, -2:]`, `z.flip(-1)`, `cat`) count its dims as torch does, not as its real pair's.
 """
@@ -384,14 +386,3 @@ def test_complex_scatter_reduce_prod_matches_eager(opt_level: int) -> None:
     for args in inputs:
         _assert_matches(program(*args), ComplexScatterReduces(eager_index=True)(*args))
 
-
-class ComplexScatterMax(nn.Module):
-    def forward(self, z: torch.Tensor):
-        return z.index_reduce(0, torch.tensor([0, 0, 1]), z, "amax")
-
-
-def test_complex_scatter_reduce_by_order_is_refused() -> None:
-    """'amax'/'amin' of complex values: no order (torch's kernels refuse them too), one error naming the op."""
-    with pytest.raises(RduccError, match=r"aten.scatter_reduce.two \(reduce='amax' on complex values, which have no "
-                                         r"order; torch refuses it too\)"):
-        rducc.compile(ComplexScatterMax(), (_randn(3, 2, dtype=torch.complex64, seed=0),))
