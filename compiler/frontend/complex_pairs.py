@@ -848,7 +848,7 @@ def _scatter_reduce(b: _Builder, node: Node, pairs: dict[Node, Node]) -> Node:
     from modulus 1 and angle 0, as torch's start from 1). 'amax'/'amin' are refused: complex numbers
     have no order (torch refuses them too)."""
     base, dim, index, source, reduce = _args(node)[:5]
-    include_self = _args(node)[5] if len(_args(node)) > 5 else node.kwargs.get("include_self", True)
+    include_self = node.kwargs.get("include_self", True)  # keyword-only in the schema
     if reduce in ("sum", "mean"):
         return _per_part(b, node, pairs)
     if reduce != "prod":
