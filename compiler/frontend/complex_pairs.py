@@ -8,11 +8,12 @@ with a trailing dim of 2 (real, imaginary), the layout `view_as_real` gives.
 `log2`, `log10`, `log1p`, `sqrt`, `rsqrt`, `tanh`, `tan`, `sin`, `cos`, `sinh`, `cosh`, `asin`, `acos`, `atan`,
 `asinh`, `acosh`, `atanh`, `sigmoid`, `pow` by a
 real number or a tensor, `==`/`!=`, `isfinite`/`isnan`/`isinf`, `where`, `mm`/`bmm` as real matmuls,
-`torch.complex`, `prod`/`cumprod` in polar form, `cumsum`, `logcumsumexp`, `linalg_matrix_exp` through
-the real block matrix [[A, -B], [B, A]]), layout ops, sums and means act on the pair; an op a host call
-may run (on the host allow-list, not pointwise: `linalg_qr`, `_linalg_svd`, `_linalg_eigh`, `linalg_eig`,
-...) runs torch's complex kernel whole on the host, its complex operands and results crossing as pairs
-(`rdu.host_call`'s `pairs`, marked here with `HOST_PAIRS`); an op
+`torch.complex`, `prod`/`cumprod` and `scatter_reduce`/`index_reduce` with 'prod' in polar form (with
+'sum'/'mean' on each part), `cumsum`, `logcumsumexp`, `linalg_matrix_exp` through the real block matrix
+[[A, -B], [B, A]]), layout ops, sums and means act on the pair; an op a host call may run (on the host
+allow-list, not pointwise: `linalg_qr`, `_linalg_svd`, `_linalg_eigh`, `linalg_eig`, ...) runs torch's complex
+kernel whole on the host, its complex operands and results crossing as pairs (`rdu.host_call`'s `pairs`, marked
+here with `HOST_PAIRS`); an op
 with no rule of its own acts on each part alone where that is what it means: a view by its schema (`diagonal`,
 `unfold`, `split`'s pieces; not `as_strided` or `view(dtype)`, which read storage), an op that moves or zeroes
 elements (`roll`, `tril`, `gather`, ...) and one that places or adds every complex operand through real
@@ -808,13 +809,24 @@ def _cumsum(b: _Builder, node: Node, pairs: dict[Node, Node]) -> Node:
     return b(aten.cumsum.default, pair, _dim(dim, b.rank(source)), dtype=real_dtype)
 
 
+def _to_polar(b: _Builder, pair: Node) -> tuple[Node, Node]:
+    """A pair's (modulus, angle): a product of complex values is the product of their moduli
+    turned by the sum of their angles (a zero has modulus 0, whatever its angle)."""
+    real, imag = b.real(pair), b.imag(pair)
+    return _modulus(b, real, imag), b(aten.atan2.default, imag, real)
+
+
+def _from_polar(b: _Builder, size: Node, turn: Node) -> Node:
+    """The pair of size * e^(i turn)."""
+    return b.pack(b(aten.mul.Tensor, size, b(aten.cos.default, turn)),
+                  b(aten.mul.Tensor, size, b(aten.sin.default, turn)))
+
+
 @_rule(aten.prod.dim_int, aten.prod.default, aten.cumprod.default)
 def _prod(b: _Builder, node: Node, pairs: dict[Node, Node]) -> Node:
     """In polar form: the product of the moduli and the sum of the angles (along the dim, running for cumprod)."""
     source, *rest = _args(node)
-    pair = pairs[source]
-    real, imag = b.real(pair), b.imag(pair)
-    modulus, angle = _modulus(b, real, imag), b(aten.atan2.default, imag, real)
+    modulus, angle = _to_polar(b, pairs[source])
     real_dtype = _REAL_OF[node.meta["val"].dtype]
     if node.target is aten.prod.default:
         size, turn = b(aten.prod.default, modulus, dtype=real_dtype), b(aten.sum.default, angle, dtype=real_dtype)
@@ -825,8 +837,26 @@ def _prod(b: _Builder, node: Node, pairs: dict[Node, Node]) -> Node:
         summed = aten.cumsum.default if node.target is aten.cumprod.default else aten.sum.dim_IntList
         size = b(node.target, modulus, dim, *keep, dtype=real_dtype)
         turn = b(summed, angle, dim if summed is aten.cumsum.default else [dim], *keep, dtype=real_dtype)
-    return b.pack(b(aten.mul.Tensor, size, b(aten.cos.default, turn)),
-                  b(aten.mul.Tensor, size, b(aten.sin.default, turn)))
+    return _from_polar(b, size, turn)
+
+
+@_rule(aten.scatter_reduce.two)
+def _scatter_reduce(b: _Builder, node: Node, pairs: dict[Node, Node]) -> Node:
+    """scatter_reduce (and index_reduce, decomposed to it) of complex values: 'sum' and 'mean' on each
+    part (a mean divides both by the same count); 'prod' in polar form, the moduli reduced by 'prod' and
+    the angles by 'sum' with the same index and include_self (without it, the written positions start
+    from modulus 1 and angle 0, as torch's start from 1). 'amax'/'amin' are refused: complex numbers
+    have no order (torch refuses them too)."""
+    base, dim, index, source, reduce = _args(node)[:5]
+    include_self = node.kwargs.get("include_self", True)  # keyword-only in the schema
+    if reduce in ("sum", "mean"):
+        return _per_part(b, node, pairs)
+    if reduce != "prod":
+        raise _refuse(node, f"reduce='{reduce}' on complex values, which have no order; torch refuses it too")
+    real_dtype = _REAL_OF[node.meta["val"].dtype]
+    (size, turn), (factor, step) = (_to_polar(b, _pair_of(b, v, pairs, real_dtype)) for v in (base, source))
+    return _from_polar(b, b(aten.scatter_reduce.two, size, dim, index, factor, "prod", include_self=include_self),
+                       b(aten.scatter_reduce.two, turn, dim, index, step, "sum", include_self=include_self))
 
 
 @_rule(aten.logcumsumexp.default)

@@ -80,7 +80,8 @@ OTHER_GAPS: dict[str, str] = {
     "isfinite/isnan/isinf, nan_to_num (each part), mm and"
     " bmm (einsum) as real matmuls, layout ops (pad and flip too; any view"
     " torch's schema marks as one, diagonal and unfold among them, and roll, tril/triu, gather, cumsum act on"
-    " each part), sums, means, prod and cumprod (in polar form), logcumsumexp (on torch's branch of the"
+    " each part), sums, means, prod and cumprod, scatter_reduce/index_reduce prod (in polar form; sum and mean on"
+    " each part), logcumsumexp (on torch's branch of the"
     " imaginary part) and var/std (the real parts'"
     " spread plus the imaginary parts'); the FFTs as exact DFT matrices; Cholesky (L L^H) and its solves; matrix_exp"
     " (the real block matrix [[A, -B], [B, A]] on the host, as a real one); complex parameters,"
@@ -92,8 +93,9 @@ OTHER_GAPS: dict[str, str] = {
     " linalg_eig, pinv, lu, ...) runs torch's complex kernel on the host, its complex operands and results crossing"
     " as pairs (`rdu.host_call` pairs), as does linalg_eig of a real matrix (complex results); training through"
     " them (complex QR, singular values, eigh, eigenvalues) gets eager's gradients; refused: a training loss"
-    " through a complex SVD's or eig's vectors (torch's backward checks their phases on the values), complex ops"
-    " with no pair form (scatter_reduce/index_reduce prod, ...), naming the op",
+    " through a complex SVD's or eig's vectors (torch's backward checks their phases on the values),"
+    " scatter_reduce/index_reduce amax/amin (no order; torch refuses them too) and any complex op with no pair"
+    " form, naming the op",
     "custom ops": "a torch.library.custom_op is traced into ATen from its Python implementation; one that cannot"
     " be traced (it reads tensor values, calls numpy) runs on the host (`rdu.host_call` of `#rdu.custom`, its"
     " fake kernel's shapes), once the user names its module (`rducc-run --import-module`, `import_modules=`);"

@@ -86,8 +86,8 @@ INPUTS: dict[str, tuple[str, str]] = {
     "even_three": ("n_3.npy", "n = 3 (odd)"),
     "even_rows": ("even_rows.npy", "a [6, 2] float32 input"),
     "at_least_two": ("at_least_two.pt2", "y[:n.item()].sum(0) with torch._check(n.item() >= 2) and <= 6"),
-    "complex": ("complex.pt2", "a model taking a complex64 input and multiplying its elements into slots "
-                "(`index_reduce(..., 'prod')`: no pair form)"),
+    "complex": ("complex.pt2", "a model taking a complex64 input and keeping the largest of its elements in slots "
+                "(`index_reduce(..., 'amax')`: complex numbers have no order)"),
     "data_dependent": ("positives.pt2", "a model returning the custom op rducc_test::positives of its input "
                        "(test/python/data_sized_op.py: its fake kernel makes a new size, with no bound)"),
     "sparse_inside": ("sparse_inside.pt2", "a model adding 1 to the dense form of its input's `to_sparse()`"),
@@ -631,8 +631,8 @@ CASES: list[ErrorCase] = [
               "the condition n.item() % 2 == 0 does not hold (torch.export recorded it on a data-dependent count"),
     ErrorCase("--capacity below the least a torch._check allows", RDUCC, ("{at_least_two}", "--capacity", "1", *OUT),
               "the capacity of 1 is below the 2 rows torch.export requires of the data-dependent count"),
-    ErrorCase("complex op without a pair form", RDUCC, ("{complex}", *OUT),
-              "aten.scatter_reduce.two (on complex values, which rducc computes as pairs of reals; no pair form yet)"),
+    ErrorCase("complex reduction by order", RDUCC, ("{complex}", *OUT),
+              "aten.scatter_reduce.two (reduce='amax' on complex values, which have no order; torch refuses it too)"),
     ErrorCase("data-dependent shapes", RDUCC, ("{data_dependent}", "--import-module", "data_sized_op", *OUT),
               "data-dependent shape on 'positives' (its size depends on the tensor's values)"),
     ErrorCase("a sparse tensor read inside the program", RDUCC, ("{sparse_inside}", *OUT),
@@ -1111,7 +1111,7 @@ def _model_files(paths: dict[str, Path]) -> None:
 
     class ComplexScale(nn.Module):
         def forward(self, z):
-            return z.index_reduce(0, torch.tensor([0, 0, 1, 1]), z, "prod") * 2
+            return z.index_reduce(0, torch.tensor([0, 0, 1, 1]), z, "amax") * 2
 
     class Positives(nn.Module):
         def forward(self, x):

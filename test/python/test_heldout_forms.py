@@ -29,6 +29,8 @@ or wrong, each checked against eager (at -O0 or -O2) on inputs other than the ex
   with no pair rule of their own (each part alone); a window at a start read with `.item()`; `masked_select`
   reduced by var/std/norms and `torch.where`'s positions stacked, padded to capacity; `unique(dim=0)`.
 - Round general21: complex asin, acos, atan, asinh, acosh, atanh (Kahan's forms), at -O0 and -O2.
+- Complex `scatter_reduce`/`index_reduce` with 'prod' (polar form), include_self both ways, a zero,
+  repeated indices, at -O0 and -O2.
 - Layout ops and reductions on a complex model input (`z.sum(-1)`, `z.transpose`,
   `z[:, -2:]`, `z.flip(-1)`, `cat`) count its dims as torch does, not as its real pair's.
 """
@@ -343,4 +345,44 @@ def test_heldout_form_matches_eager(name: str, opt_level: int) -> None:
         assert not any(isinstance(op, CheckOp) for op in program.module.walk())
         counts = {int((keep > 0.5).sum()) for _, keep in inputs} | {int((x > 0).sum()) for x, _ in inputs}
         assert len(counts) > 2, "the inputs must select other counts than the example's"
+
+
+
+class ComplexScatterReduces(nn.Module):
+    """Issue 30: complex scatter_reduce and index_reduce with 'prod' (polar form: moduli multiplied, angles summed),
+    include_self both ways, repeated indices, a position no index writes; 'sum' and 'mean' on each part. With
+    `eager_index`, index_reduce is written as the scatter_reduce it means (torch's CPU kernel has no complex
+    index_reduce): the reference."""
+
+    def __init__(self, eager_index: bool = False) -> None:
+        super().__init__()
+        self.eager_index = eager_index
+
+    def _index_reduce(self, z: torch.Tensor, index: torch.Tensor, w: torch.Tensor, include_self: bool) -> torch.Tensor:
+        if self.eager_index:
+            return z.scatter_reduce(0, index[:, None].expand(w.shape), w, "prod", include_self=include_self)
+        return z.index_reduce(0, index, w, "prod", include_self=include_self)
+
+    def forward(self, z: torch.Tensor, w: torch.Tensor):
+        rows, slots = torch.tensor([0, 2, 0, 0]), torch.tensor([[0, 2, 2], [0, 0, 1], [2, 0, 2], [0, 0, 0]])
+        return (z.scatter_reduce(1, slots, w[:, :3], "prod"), z.scatter_reduce(1, slots, w[:, :3], "prod",
+                                                                               include_self=False),
+                self._index_reduce(z, rows, w, True), self._index_reduce(z, rows, w, False),
+                z.scatter_reduce(1, slots, w[:, :3], "mean", include_self=False), z.scatter_reduce(0, slots, w, "sum"))
+
+
+def _with_zeros(z: torch.Tensor) -> torch.Tensor:
+    z = z.clone()
+    z[0, 0], z[3, 1] = 0, 0
+    return z
+
+
+@pytest.mark.parametrize("opt_level", [0, 2])
+def test_complex_scatter_reduce_prod_matches_eager(opt_level: int) -> None:
+    inputs = [(_randn(4, 4, seed=s, dtype=torch.complex64), _randn(4, 4, seed=s + 1, dtype=torch.complex64))
+              for s in (0, 2)]
+    inputs.append(tuple(map(_with_zeros, inputs[0])))
+    program = rducc.compile(ComplexScatterReduces(), inputs[0], opt_level=opt_level)
+    for args in inputs:
+        _assert_matches(program(*args), ComplexScatterReduces(eager_index=True)(*args))
 
