@@ -30,6 +30,7 @@ import socket
 import sys
 import tempfile
 import traceback
+from collections.abc import Callable
 
 MESSAGE_BYTES = 1 << 20
 """The largest request: arguments and environment, marshalled (client)."""
@@ -306,28 +307,27 @@ def serve_torch(listener: socket.socket) -> None:
     wait_for_children()
 
 
+def serve_in_child(listener: socket.socket, answer: Callable[[socket.socket], None]) -> None:
+    """Fork a server answering on `listener` with `answer` (it exits when done); this process
+    closes its copy of the listener."""
+    if os.fork() == 0:
+        try:
+            answer(listener)
+        finally:
+            os._exit(0)
+    listener.close()
+
+
 def serve(path: str) -> None:
     """Answer requests on the socket `path` (in a directory of its own, removed
     at the end) until standard input closes; `filecheck`'s on `light_path(path)`,
     in a small process of their own, and `TORCH_TOOLS`' on `torch_path(path)`, in
     a warmer one."""
-    light = listening(light_path(path))
-    if os.fork() == 0:
-        try:
-            serve_light(light)
-        finally:
-            os._exit(0)
-    light.close()
+    serve_in_child(listening(light_path(path)), serve_light)
     warm()
     gc.collect()
     gc.freeze()  # a child's collections skip the warm objects: no copy of their pages
-    heavy = listening(torch_path(path))
-    if os.fork() == 0:
-        try:
-            serve_torch(heavy)
-        finally:
-            os._exit(0)
-    heavy.close()
+    serve_in_child(listening(torch_path(path)), serve_torch)
     listener = listening(path)
     try:
         print("ready", flush=True)
