@@ -52,8 +52,12 @@ def describe(op: Any) -> str:
     return f"rdu.map[{body}] {size}"
 
 
-def program_clocks(program: Any, inputs: tuple, calls: int) -> Clocks:
-    """Each step's exclusive thread and process CPU time, least over `calls`, summed by op name."""
+Steps = dict[tuple[Any, int], tuple[str, float, float]]
+"""(op, its n-th run in a call) -> (kind, thread CPU seconds, process CPU seconds), least over calls."""
+
+
+def program_steps(program: Any, inputs: tuple, calls: int) -> Steps:
+    """Each step's exclusive thread and process CPU time, least over `calls` (by thread CPU)."""
     least: dict[tuple[int, int], list[float]] = {}
     names: dict[int, str] = {}
     runs: dict[int, int] = defaultdict(int)
@@ -88,13 +92,23 @@ def program_clocks(program: Any, inputs: tuple, calls: int) -> Clocks:
     finally:
         interpreter.run_steps = plain
         gc.enable()
+    return {key: (names[key[0]], thread, process) for key, (thread, process) in least.items()}
+
+
+def by_kind(steps: Steps) -> Clocks:
+    """Steps summed by kind: [thread CPU, process CPU, count]."""
     totals: Clocks = defaultdict(lambda: [0.0, 0.0, 0])
-    for (op, _), (thread, process) in least.items():
-        row = totals[names[op]]
+    for name, thread, process in steps.values():
+        row = totals[name]
         row[0] += thread
         row[1] += process
         row[2] += 1
     return totals
+
+
+def program_clocks(program: Any, inputs: tuple, calls: int) -> Clocks:
+    """Each step's exclusive thread and process CPU time, least over `calls`, summed by op name."""
+    return by_kind(program_steps(program, inputs, calls))
 
 
 class _Timed(TorchDispatchMode):
@@ -116,8 +130,8 @@ class _Timed(TorchDispatchMode):
         return out
 
 
-def eager_clocks(model: Any, inputs: tuple, calls: int) -> Clocks:
-    """Each ATen op's thread and process CPU time, least over `calls`, summed by op name."""
+def eager_steps(model: Any, inputs: tuple, calls: int) -> Steps:
+    """Each ATen op call's thread and process CPU time, least over `calls` (by thread CPU)."""
     mode = _Timed()
     model(*inputs)
     gc.collect()
@@ -129,13 +143,12 @@ def eager_clocks(model: Any, inputs: tuple, calls: int) -> Clocks:
                 model(*inputs)
     finally:
         gc.enable()
-    totals: Clocks = defaultdict(lambda: [0.0, 0.0, 0])
-    for (name, _), (thread, process) in mode.least.items():
-        row = totals[name]
-        row[0] += thread
-        row[1] += process
-        row[2] += 1
-    return totals
+    return {key: (key[0], thread, process) for key, (thread, process) in mode.least.items()}
+
+
+def eager_clocks(model: Any, inputs: tuple, calls: int) -> Clocks:
+    """Each ATen op's thread and process CPU time, least over `calls`, summed by op name."""
+    return by_kind(eager_steps(model, inputs, calls))
 
 
 def table(title: str, by_threads: dict[int, Clocks], top: int) -> list[str]:

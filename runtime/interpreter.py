@@ -138,7 +138,7 @@ from rducc.dialects.tier import (
 )
 from rducc.dialects.unchanged import unchanged
 from rducc.errors import RduccError
-from rducc.runtime import kernels
+from rducc.runtime import kernels, threaded_moves
 from rducc.runtime.constant_values import ConstantSteps, rolled_gather
 from rducc.runtime.context import RunContext, RunCounter
 from rducc.runtime.dtypes import element_dtype, tensor_signature
@@ -689,9 +689,11 @@ class PlacedProgram(Runner):
         wraps = op.wraps is not None
 
         def gather(env: Env, context: RunContext) -> None:
-            rows = kernels.gather(table(env), [read(env) for read in ids], 0, wraps)
-            check_result(rows, expected, op)
-            np.copyto(write(env), rows, casting="no")
+            dest = write(env)
+            rows = kernels.gather(table(env), [read(env) for read in ids], 0, wraps, dest)  # torch's, into dest
+            if rows is not dest:
+                check_result(rows, expected, op)
+                np.copyto(dest, rows, casting="no")
 
         return gather
 
@@ -1272,7 +1274,7 @@ def _copies_aside(pairs: list[tuple[int, int]]) -> Step:
 
     def copy_aside(env: Env, context: RunContext) -> None:
         for source, kept in pairs:
-            np.copyto(env[kept], env[source])
+            threaded_moves.copy(env[kept], env[source])  # on torch's pool, as eager's copies
 
     return copy_aside
 
