@@ -1018,7 +1018,7 @@ def gather(source: np.ndarray, indices: Sequence[np.ndarray], dim: int, wraps: b
     arrays = tuple(np.asarray(i) for i in indices)
     for k, index in enumerate(arrays):
         check_index_range(index, source.shape[dim + k], dim + k, wraps, "rdu.gather")
-    if out is not None and len(arrays) == 1 and threaded_moves.index_select(source, arrays[0], dim, out):
+    if out is not None and len(arrays) == 1 and threaded_moves.index_select(source, arrays[0], dim, out, wraps):
         return out
     key = (slice(None),) * dim + arrays
     try:

@@ -35,14 +35,14 @@ def _random_bits(shape: tuple[int, ...], dtype: np.dtype) -> np.ndarray:
 
 CASES = [
     # (source shape, dtype, index shape, dim, wraps)
-    ((169, 12), np.float32, (2401,), 0, True),  # Swin's relative-position table
+    ((169, 24), np.float32, (2401,), 0, True),  # Swin-T's relative-position table
     ((1, 14, 14, 384), np.float32, (14,), 1, False),  # a roll that is no rotated range
     ((1, 14, 14, 384), np.float32, (14,), 2, False),
-    ((64, 96), ml_dtypes.bfloat16, (8, 16), 0, False),  # a 2-d index
-    ((64, 96), np.float16, (70,), 1, True),
-    ((50, 128), np.int64, (64,), 0, False),
-    ((300, 40), np.bool_, (200,), 0, False),
-    ((2, 130, 70), np.float64, (33,), 1, True),
+    ((64, 384), ml_dtypes.bfloat16, (8, 16), 0, False),  # a 2-d index
+    ((512, 96), np.float16, (70,), 1, True),
+    ((50, 640), np.int64, (64,), 0, False),
+    ((300, 200), np.bool_, (200,), 0, False),
+    ((2, 130, 700), np.float64, (33,), 1, True),
 ]
 
 
@@ -66,16 +66,17 @@ def test_index_select_gives_numpys_bits(threads: int, shape: tuple[int, ...], dt
 
 def test_index_select_leaves_what_it_does_not_apply_to() -> None:
     """Nothing written where torch's path does not apply: NumPy's then."""
-    source = np.arange(64 * 80, dtype=np.float32).reshape(64, 80)
+    source = np.arange(64 * 800, dtype=np.float32).reshape(64, 800)
     index = np.arange(60)
-    assert not threaded_moves.index_select(source, index, 0, np.empty((60, 80), np.float64))  # another dtype
-    assert not threaded_moves.index_select(source, index, 0, np.empty((80, 60), np.float32).T)  # not C-contiguous
-    assert not threaded_moves.index_select(source, index[:4], 0, np.empty((4, 80), np.float32))  # small
-    assert not threaded_moves.index_select(source, index > 3, 0, np.empty((60, 80), np.float32))  # a mask
+    assert not threaded_moves.index_select(source, index, 0, np.empty((60, 800), np.float64))  # another dtype
+    assert not threaded_moves.index_select(source, index, 0, np.empty((800, 60), np.float32).T)  # not C-contiguous
+    assert not threaded_moves.index_select(source, index[:4], 0, np.empty((4, 800), np.float32))  # small
+    assert not threaded_moves.index_select(source, index > 3, 0, np.empty((60, 800), np.float32))  # a mask
     with threaded_moves.as_numpy():
-        assert not threaded_moves.index_select(source, index, 0, np.empty((60, 80), np.float32))
-    overlapping = np.empty((128, 80), np.float32)
+        assert not threaded_moves.index_select(source, index, 0, np.empty((60, 800), np.float32))
+    overlapping = np.empty((128, 800), np.float32)
     assert not threaded_moves.index_select(overlapping[:64], index, 0, overlapping[30:90])  # shares memory
+    assert threaded_moves.index_select(source, index, 0, np.empty((60, 800), np.float32))  # applies
 
 
 def test_copy_gives_numpys_bits(threads: int) -> None:
@@ -104,7 +105,7 @@ def test_a_programs_gathers_run_as_torchs_and_give_numpys_bits(monkeypatch: pyte
     """Both gathers of a program take torch's `index_select` at two threads
     and give the bits of the NumPy forms (`as_numpy`) and eager's values."""
     generator = torch.Generator().manual_seed(1)
-    inputs = (torch.randn(1, 14, 14, 32, generator=generator), torch.randint(0, 14, (14,), generator=generator),
+    inputs = (torch.randn(1, 14, 14, 192, generator=generator), torch.randint(0, 14, (14,), generator=generator),
               torch.randint(-169, 169, (2401,), generator=generator))
     model = _Gathers()
     with torch.no_grad():
