@@ -184,13 +184,7 @@ def _concat(op: Operation) -> Kernel:
 def _gather(op: Operation) -> Kernel:
     assert isinstance(op, rdu.GatherOp)
     dim, wraps = op.dim.value.data, op.wraps is not None
-
-    def into(context: Any, out: np.ndarray, source: np.ndarray, *indices: np.ndarray) -> None:
-        result = kernels.gather(source, indices, dim, wraps, out)  # into `out` where torch's index_select applies
-        if result is not out:
-            out[...] = result
-
-    return writing_into(lambda context, source, *indices: kernels.gather(source, indices, dim, wraps), into)
+    return lambda context, source, *indices: kernels.gather(source, indices, dim, wraps)
 
 
 @implements(rdu.ScatterOp)

@@ -138,7 +138,7 @@ from rducc.dialects.tier import (
 )
 from rducc.dialects.unchanged import unchanged
 from rducc.errors import RduccError
-from rducc.runtime import kernels, threaded_moves
+from rducc.runtime import kernels
 from rducc.runtime.constant_values import ConstantSteps, rolled_gather
 from rducc.runtime.context import RunContext, RunCounter
 from rducc.runtime.dtypes import element_dtype, tensor_signature
@@ -689,11 +689,9 @@ class PlacedProgram(Runner):
         wraps = op.wraps is not None
 
         def gather(env: Env, context: RunContext) -> None:
-            dest = write(env)
-            rows = kernels.gather(table(env), [read(env) for read in ids], 0, wraps, dest)  # torch's, into dest
-            if rows is not dest:
-                check_result(rows, expected, op)
-                np.copyto(dest, rows, casting="no")
+            rows = kernels.gather(table(env), [read(env) for read in ids], 0, wraps)
+            check_result(rows, expected, op)
+            np.copyto(write(env), rows, casting="no")
 
         return gather
 
@@ -1270,11 +1268,14 @@ def _body_steps(
 
 
 def _copies_aside(pairs: list[tuple[int, int]]) -> Step:
-    """A step copying each (source slot, aside slot)'s array into the aside one."""
+    """A step copying each (source slot, aside slot)'s array into the aside
+    one (`elementwise.assign`: torch's copy over its pool from
+    `TORCH_COPY_ELEMENTS` elements at more than one thread, as the runtime's
+    other layout copies; NumPy's copy ran on the calling thread alone)."""
 
     def copy_aside(env: Env, context: RunContext) -> None:
         for source, kept in pairs:
-            threaded_moves.copy(env[kept], env[source])  # on torch's pool, as eager's copies
+            assign(env[kept], env[source])  # a layout copy: on torch's pool at more than one thread
 
     return copy_aside
 

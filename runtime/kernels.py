@@ -42,7 +42,6 @@ from numpy.lib.stride_tricks import sliding_window_view
 
 from rducc.dialects.shapes import window_output_size, window_span
 from rducc.errors import RduccError
-from rducc.runtime import threaded_moves
 from rducc.runtime.dtypes import BF16, BOOL, F16, F32, F64, HALF_DTYPES, I64, accumulator, compute_dtype, saturated
 from rducc.runtime.elementwise import as_torch, assign
 from rducc.runtime.subnormals import subnormals_as_zero
@@ -1003,23 +1002,17 @@ def concat(inputs: Sequence[np.ndarray], dim: int) -> np.ndarray:
     return np.concatenate(list(inputs), axis=dim)
 
 
-def gather(source: np.ndarray, indices: Sequence[np.ndarray], dim: int, wraps: bool = False,
-           out: np.ndarray | None = None) -> np.ndarray:
+def gather(source: np.ndarray, indices: Sequence[np.ndarray], dim: int, wraps: bool = False) -> np.ndarray:
     """Advanced indexing of dims [dim, dim + len(indices)) by broadcast index arrays.
 
     Result shape: source.shape[:dim] + broadcast(indices) + source.shape[dim + k:].
     Each index must lie in [0, size), or in [-size, size) when `wraps`, where a
     negative one counts from the end (as in PyTorch's `index`); any other is an
-    error, as in eager, never a wrap to another row. With `out` (the result's
-    array), a gather by one index array is written there by torch's
-    `index_select` where `threaded_moves.index_select` applies, and `out`
-    returned; else the result is a new array (the caller copies it).
+    error, as in eager, never a wrap to another row.
     """
     arrays = tuple(np.asarray(i) for i in indices)
     for k, index in enumerate(arrays):
         check_index_range(index, source.shape[dim + k], dim + k, wraps, "rdu.gather")
-    if out is not None and len(arrays) == 1 and threaded_moves.index_select(source, arrays[0], dim, out, wraps):
-        return out
     key = (slice(None),) * dim + arrays
     try:
         return source[key]

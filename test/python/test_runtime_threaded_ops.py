@@ -5,7 +5,8 @@ The pool's threads keep the flags they were made with, so a run gives them
 the calling thread's environment with the flags set
 (`subnormals.pool_flushing`); before, their share of such an op wrote
 subnormals the calling thread's did not (and ran 50-80x slower). Layout
-copies run on the pool as eager's do (`elementwise.assign`)."""
+copies run on the pool as eager's do (`elementwise.assign`), an attention
+chain's operands copied aside too."""
 
 from __future__ import annotations
 
@@ -18,7 +19,7 @@ import torch
 from torch.utils._python_dispatch import TorchDispatchMode
 
 import rducc
-from rducc.runtime import subnormals
+from rducc.runtime import interpreter, subnormals
 
 TINY = np.finfo(np.float32).tiny
 
@@ -138,6 +139,26 @@ def test_layout_copies_run_on_torchs_pool_at_two_threads(channels: int) -> None:
         assert torch.equal(result.nan_to_num(), expected.nan_to_num()) and result.isnan().equal(expected.isnan())
         copies[count] = calls.counts.get("aten.copy_.default", 0)
     assert copies[1] == 0 and copies[2] >= 2, copies
+
+
+@pytest.mark.usefixtures("threads")
+def test_attention_operands_copied_aside_on_torchs_pool_at_two_threads() -> None:
+    """An attention chain's operands copied aside (`interpreter._copies_aside`,
+    ViT's and GPT-2's scaled queries: 98K elements a layer) are a layout copy:
+    torch's `copy_` on its pool at two threads, NumPy's at one, the source's
+    bits either way (NaN payloads, -0, a strided source)."""
+    raw = np.random.default_rng(2).integers(0, 2**32, 4 * 49 * 384, dtype=np.uint64).astype(np.uint32)
+    source = raw.view(np.float32).reshape(4, 49, 384).transpose(1, 0, 2)
+    step = interpreter._copies_aside([(0, 1)])
+    copies = {}
+    for count in (1, 2):
+        torch.set_num_threads(count)
+        env = [source, np.empty(source.shape, np.float32)]
+        with _AtenCalls() as calls:
+            step(env, None)
+        assert np.array_equal(env[1].view(np.uint32), source.view(np.uint32))
+        copies[count] = calls.counts.get("aten.copy_.default", 0)
+    assert copies == {1: 0, 2: 1}, copies
 
 
 class _Negations(torch.nn.Module):
