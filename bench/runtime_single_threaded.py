@@ -28,6 +28,7 @@ os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")  # before torch starts OpenM
 import argparse  # noqa: E402
 import logging  # noqa: E402
 from collections import defaultdict  # noqa: E402
+from functools import partial  # noqa: E402
 
 import common  # noqa: E402,F401 - numpy's BLAS on one thread
 import torch  # noqa: E402
@@ -73,8 +74,8 @@ def report(title: str, rows: dict[str, list[float]], top: int) -> list[str]:
     for label in ("one-thread kernel", "threaded kernel"):
         kinds = sorted(((k, v) for k, v in rows.items() if k.startswith(f"{label}: ")), key=lambda kv: -kv[1][2])
         lines += ["", f"| {label} kind, by excess | steps | t1 ms | t2 ms | excess ms |", "| --- " * 5 + "|"]
-        lines += [f"| {k.removeprefix(label + ': ')} | {v[3]} | {v[0] * 1e3:.2f} | {v[1] * 1e3:.2f} | {v[2] * 1e3:.2f} |"
-                  for k, v in kinds[:top]]
+        lines += [f"| {k.removeprefix(label + ': ')} | {v[3]} | "
+                  f"{v[0] * 1e3:.2f} | {v[1] * 1e3:.2f} | {v[2] * 1e3:.2f} |" for k, v in kinds[:top]]
     return [*lines, ""]
 
 
@@ -94,8 +95,7 @@ def main() -> None:
         model, inputs = FULL_SIZE[name].build(1)
         with torch.no_grad():
             program = rducc.compile(torch.export.export(model, inputs), opt_level=2)
-            sides = {"eager": lambda c: eager_steps(model, inputs, c),
-                     "Program": lambda c: program_steps(program, inputs, c)}
+            sides = {"eager": partial(eager_steps, model, inputs), "Program": partial(program_steps, program, inputs)}
             for side, steps in sides.items():
                 if args.side not in ("both", side.lower()):
                     continue

@@ -143,10 +143,11 @@ def test_layout_copies_run_on_torchs_pool_at_two_threads(channels: int) -> None:
 
 @pytest.mark.usefixtures("threads")
 def test_attention_operands_copied_aside_on_torchs_pool_at_two_threads() -> None:
-    """An attention chain's operands copied aside (`interpreter._copies_aside`,
-    ViT's and GPT-2's scaled queries: 98K elements a layer) are a layout copy:
-    torch's `copy_` on its pool at two threads, NumPy's at one, the source's
-    bits either way (NaN payloads, -0, a strided source)."""
+    """An attention chain's operands copied aside (`interpreter._copies_aside`:
+    GPT-2's scaled queries, 98K elements a layer; Swin-T's 37-301K) are a
+    layout copy: torch's `copy_` on its pool at two threads, NumPy's at one,
+    the source's bits either way (random bits, NaN payloads among them, from
+    a strided source)."""
     raw = np.random.default_rng(2).integers(0, 2**32, 4 * 49 * 384, dtype=np.uint64).astype(np.uint32)
     source = raw.view(np.float32).reshape(4, 49, 384).transpose(1, 0, 2)
     step = interpreter._copies_aside([(0, 1)])
