@@ -3,7 +3,8 @@
 Kernels are contiguous runs of the (topologically ordered) function body, so
 every grouping is legal. `level` picks the policy:
 
-- 0: every op its own kernel (the unfused baseline);
+- 0: every op its own kernel (the unfused baseline), but a 16-bit linear
+  layer's widened product and its bias add, one ATen `addmm` (`unfused_segments`);
 - 1: pattern fusion: a matmul/conv with its prologue (a normalization feeding
   it) and epilogue (bias, activation, residual add); sibling matmuls reading
   the same input (q/k/v, gate/up); the attention chain (QK^T, scale, mask,
@@ -66,6 +67,7 @@ from xdsl.dialects.builtin import ModuleOp
 from xdsl.ir import Block, BlockArgument, Operation, OpResult, Region, SSAValue
 
 from rducc.diagnostics import LocatedError
+from rducc.dialects.bias_adds import Product, bias_add_of, widened_16_bit
 from rducc.dialects.contracts import (
     TENSOR_LEVELS,
     KernelMapping,
@@ -835,12 +837,30 @@ class RduFuse(RduPass):
         """The kernels to form from a run of ops, by level. `looped`: the run is the
         body of a layer whose calls loop when it is one kernel (`split_if_mapped_badly`)."""
         if self.level == 0:
-            return [[o] for o in body]
+            return unfused_segments(body)
         segments = pattern_segments(body, target)
         if self.level == 2:
             segments = merged_segments(segments, target)
         looped = looped and len(segments) == 1
         return [part for segment in segments for part in split_if_mapped_badly(segment, target, looped)]
+
+
+def unfused_segments(body: list[Operation]) -> list[list[Operation]]:
+    """-O0's kernels: every op its own, but a 16-bit linear layer's product widened
+    to f32 and its bias add (`bias_adds.widened_16_bit`: one ATen `addmm`, eager's
+    16-bit GEMM rounded once, imported as two ops), one kernel when the add follows
+    the product. In one kernel the runtime runs the pair as that `addmm`
+    (`rducc.runtime.epilogues`); apart, the f32 product summed in another order
+    than eager's rounds a bf16 tie the other way. f32 and f64 products stay alone."""
+    segments: list[list[Operation]] = []
+    for op in body:
+        product = segments[-1][0] if segments else None
+        if product is not None and len(segments[-1]) == 1 and isinstance(product, Product) \
+                and widened_16_bit(product) is not None and bias_add_of(product) is op:
+            segments[-1].append(op)
+        else:
+            segments.append([op])
+    return segments
 
 
 def runs_between_calls(block: Block) -> list[list[Operation]]:

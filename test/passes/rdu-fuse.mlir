@@ -268,3 +268,40 @@ builtin.module attributes {rdu.level = #rdu<level graph>} {
 // O2-NEXT:      rdu.yield %flat_1 : tensor<8xf32>
 // O2-NEXT:    }
 // O2-NEXT:    func.return %scaled, %flat
+
+// -----
+
+// Level 0 and a 16-bit linear layer (issue 27): the bf16 product widened to f32
+// and its bias add rounded once (`truncf(product + extf(bias))`, one ATen
+// `addmm` imported as two ops) are one kernel, which the runtime runs as
+// eager's 16-bit `addmm`. Not one kernel: a product rounded to bf16 before a
+// bf16 add (two roundings, two ATen ops), and f32 layers (the first section).
+builtin.module attributes {rdu.level = #rdu<level graph>} {
+  func.func @linear_bf16(%x: tensor<4x16xbf16> {rdu.input = "x"}, %w: tensor<8x16xbf16> {rdu.input = "w"}, %b: tensor<8xbf16> {rdu.input = "b"}) -> (tensor<4x8xbf16>, tensor<4x8xbf16>) {
+    %p = rdu.matmul %x, %w transpose_rhs : tensor<4x16xbf16>, tensor<8x16xbf16> -> tensor<4x8xf32>
+    %fc = rdu.map %b, %p : (tensor<8xbf16>, tensor<4x8xf32>) -> tensor<4x8xbf16> {
+    ^bb0(%0: bf16, %1: f32):
+      %2 = arith.extf %0 : bf16 to f32
+      %3 = arith.addf %1, %2 : f32
+      %4 = arith.truncf %3 : f32 to bf16
+      rdu.yield %4 : bf16
+    }
+    %q = rdu.matmul %x, %w transpose_rhs : tensor<4x16xbf16>, tensor<8x16xbf16> -> tensor<4x8xbf16>
+    %rounded_first = rdu.map %b, %q : (tensor<8xbf16>, tensor<4x8xbf16>) -> tensor<4x8xbf16> {
+    ^bb0(%0: bf16, %1: bf16):
+      %2 = arith.addf %1, %0 : bf16
+      rdu.yield %2 : bf16
+    }
+    func.return %fc, %rounded_first : tensor<4x8xbf16>, tensor<4x8xbf16>
+  }
+}
+// O0-LABEL: func.func @linear_bf16
+// O0-NEXT:    %fc = rdu.kernel "k0"(%x, %w, %b) : (tensor<4x16xbf16>, tensor<8x16xbf16>, tensor<8xbf16>) -> tensor<4x8xbf16> {
+// O0-NEXT:    ^bb0(%{{.*}}: tensor<4x16xbf16>, %{{.*}}: tensor<8x16xbf16>, %{{.*}}: tensor<8xbf16>):
+// O0-NEXT:      %p = rdu.matmul
+// O0-NEXT:      %fc_1 = rdu.map
+// O0:           rdu.yield %fc_1 : tensor<4x8xbf16>
+// O0-NEXT:    }
+// O0-NEXT:    %q = rdu.kernel "k1"(%x, %w) : (tensor<4x16xbf16>, tensor<8x16xbf16>) -> tensor<4x8xbf16> {
+// O0:         %rounded_first = rdu.kernel "k2"(%b, %q)
+// O0:         func.return %fc, %rounded_first

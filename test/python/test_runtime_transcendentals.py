@@ -216,7 +216,8 @@ def test_a_bf16_linear_on_a_rounding_tie_equals_eagers_addmm() -> None:
     bf16 bias, rounded once) equals eager's `F.linear` bit for bit on an input
     where the f32 sum in numpy's BLAS order rounds the other way from eager's
     16-bit `addmm` (a bf16 tie: issue 27's `shared_mlm`). The runtime folds
-    the pair into one `torch.addmm` on the bf16 tensors (`kernels.linear`)."""
+    the pair into one `torch.addmm` on the bf16 tensors (`kernels.linear`);
+    at -O0 too, where `rdu-fuse` keeps the pair one kernel (`unfused_segments`)."""
     with torch.random.fork_rng():
         torch.manual_seed(26)
         layer = nn.Linear(32, 64).bfloat16().requires_grad_(False)
@@ -227,4 +228,5 @@ def test_a_bf16_linear_on_a_rounding_tie_equals_eagers_addmm() -> None:
 
     inputs = (torch.randn(16, 32, generator=torch.Generator().manual_seed(seed)).bfloat16() for seed in range(2000))
     x = next(x for x in inputs if not torch.equal(numpy_order(x), layer(x)))
-    assert torch.equal(rducc.compile(layer, (x,))(x), layer(x))
+    for opt_level in (2, 0):
+        assert torch.equal(rducc.compile(layer, (x,), opt_level=opt_level)(x), layer(x)), f"-O{opt_level}"
