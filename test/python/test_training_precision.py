@@ -226,10 +226,11 @@ def test_attention_under_autocast_rounds_as_eager_kernel() -> None:
     (`training.attention.group_repeated_heads`): the causal attention's
     repeated form compiled gives every gradient of eager's grouped form
     (before: attention's math in bf16 op by op, every gradient off by up to
-    1.2e-4; without the grouping, the key/value weights' by up to 2e-3). The
-    windowed attention, whose mask eager keeps, stays repeated: its key/value
-    heads' bf16 gradients summed once, as eager's (grouped as well, `kv2`'s
-    gradient was off in 18 of its 512 elements; gemma3_text's sliding layers).
+    1.2e-4). The windowed attention, whose mask eager keeps, stays repeated:
+    its key/value heads' bf16 gradients summed once, as eager's (grouped as
+    well, as before, `kv2.weight`'s gradient is off in 216 of its 512
+    elements, as were gemma3_text's sliding layers'; grouped in neither,
+    `kv.weight`'s in 241).
     The MLP's silu: eager's backward runs the fused `silu_backward` kernel
     (float32 inside, one rounding), and so does the joint graph
     (`compile._SiluAsEager`), where torch would otherwise differentiate silu
