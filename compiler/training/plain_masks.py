@@ -15,6 +15,7 @@ anything random is not known, and counts as kept."""
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
 import torch
@@ -109,7 +110,8 @@ def _evaluated(node: torch.fx.Node, values: Values) -> torch.Tensor | None:
 
 def _computable(node: torch.fx.Node) -> bool:
     """An op whose value follows from its inputs alone, of at most `MOST_ELEMENTS` elements."""
-    if node.op != "call_function" or _shape(node) is None or _numel(_shape(node)) > MOST_ELEMENTS:
+    shape = _shape(node)
+    if node.op != "call_function" or shape is None or math.prod(shape) > MOST_ELEMENTS:
         return False
     target = node.target
     return isinstance(target, torch._ops.OpOverload) and torch.Tag.nondeterministic_seeded not in target.tags
@@ -122,9 +124,3 @@ def _shape(node: Any) -> tuple[int, ...] | None:
         return None
     return tuple(value.shape)
 
-
-def _numel(shape: tuple[int, ...]) -> int:
-    total = 1
-    for size in shape:
-        total *= size
-    return total
