@@ -69,7 +69,8 @@ def compile_time_value(node: torch.fx.Node, values: Values) -> torch.Tensor | No
     if order is None:
         values[node] = None
     for each in order or ():
-        values[each] = _evaluated(each, values)
+        known = all(values[n] is not None for n in each.all_input_nodes)
+        values[each] = _evaluated(each, values) if known else None
     return values[node]
 
 
@@ -103,18 +104,30 @@ def _evaluated(node: torch.fx.Node, values: Values) -> torch.Tensor | None:
         kwargs = {**kwargs, "device": torch.device("cpu")}
     from torch._subclasses.fake_tensor import unset_fake_temporarily
 
-    with unset_fake_temporarily(), torch.no_grad():
-        result = node.target(*args, **kwargs)  # type: ignore[operator]
+    try:
+        with unset_fake_temporarily(), torch.no_grad():
+            result = node.target(*args, **kwargs)  # type: ignore[operator]
+    except (RuntimeError, TypeError, ValueError, NotImplementedError):  # an op the CPU does not run: unknown
+        return None
     return result if isinstance(result, torch.Tensor) else None
 
 
 def _computable(node: torch.fx.Node) -> bool:
-    """An op whose value follows from its inputs alone, of at most `MOST_ELEMENTS` elements."""
+    """An op whose value follows from its inputs alone, of at most
+    `MOST_ELEMENTS` elements, that nothing changes in place."""
     shape = _shape(node)
     if node.op != "call_function" or shape is None or math.prod(shape) > MOST_ELEMENTS:
         return False
-    target = node.target
-    return isinstance(target, torch._ops.OpOverload) and torch.Tag.nondeterministic_seeded not in target.tags
+    return _pure(node.target) and not any(_mutates(user.target) for user in node.users)
+
+
+def _pure(target: Any) -> bool:
+    return (isinstance(target, torch._ops.OpOverload) and not _mutates(target)
+            and torch.Tag.nondeterministic_seeded not in target.tags)
+
+
+def _mutates(target: Any) -> bool:
+    return isinstance(target, torch._ops.OpOverload) and target._schema.is_mutable
 
 
 def _shape(node: Any) -> tuple[int, ...] | None:
