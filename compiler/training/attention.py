@@ -51,6 +51,8 @@ from typing import Any
 
 import torch
 
+from rducc.training.plain_masks import Values, eager_passes_no_mask
+
 _SIXTEEN_BIT = (torch.bfloat16, torch.float16)
 
 
@@ -339,21 +341,25 @@ _SDPA = torch.ops.aten.scaled_dot_product_attention.default
 
 def group_repeated_heads(graph: torch.fx.Graph) -> bool:
     """Each attention in `graph` whose key and value are another tensor's heads
-    repeated (transformers' `repeat_kv`: unsqueeze, expand, reshape) reads
-    that tensor with `enable_gqa=True` instead; True if any changed.
+    repeated (transformers' `repeat_kv`: unsqueeze, expand, reshape) and
+    which eager calls with no mask reads that tensor with `enable_gqa=True`
+    instead; True if any changed.
 
     The same math; but eager, given no mask, calls the fused kernel with
     `enable_gqa`, whose backward adds each query head's key and value
     gradient into the 16-bit result in turn (`_accumulated`), while under
-    torch.export transformers builds the mask and repeats the heads, whose
-    backward sums 16-bit gradients. Eager with a padding mask repeats the
-    heads too: there the sum rounds a little otherwise than eager's."""
+    torch.export transformers builds every mask and repeats the heads, whose
+    backward sums 16-bit gradients. Where eager keeps the mask (a sliding
+    window shorter than the keys, padding) it repeats the heads itself, and
+    the attention stays as it is: which masks eager drops is asked of their
+    values at compile time (`plain_masks.eager_passes_no_mask`)."""
     changed = False
+    values: Values = {}
     for node in list(graph.nodes):
         if node.target is not _SDPA or node.kwargs.get("enable_gqa", False) or len(node.args) < 3:
             continue
         key, value = (_repeated_source(arg) for arg in node.args[1:3])
-        if key is None or value is None or key[1] != value[1]:
+        if key is None or value is None or key[1] != value[1] or not eager_passes_no_mask(node, values):
             continue
         with graph.inserting_before(node):
             sources = [_squeezed(graph, source) for source, _ in (key, value)]

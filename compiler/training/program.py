@@ -616,11 +616,15 @@ class TrainingProgram:
             self.weights[state_global(MOMENTUM_STARTED, name)] = torch_to_numpy(started)
 
     def load_parameters(self, tensors: dict[str, torch.Tensor]) -> None:
-        """Replace parameters and buffers (a model's `state_dict()`, by the program's names)."""
+        """Replace parameters and buffers (a model's `state_dict()`, by the
+        program's names). A tied weight under any of its names is the tensor
+        the program reads (`named_parameters()` lists it once, by the name
+        the program may not read it through)."""
         for name, tensor in tensors.items():
             name = self.prefix + name
             if name in self.weights:
-                self.weights[name] = torch_to_numpy(tensor.detach())
+                for held in {name, self.aliases.get(name, name)}:
+                    self.weights[held] = torch_to_numpy(tensor.detach())
 
     @property
     def mlir(self) -> str:

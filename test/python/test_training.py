@@ -169,6 +169,10 @@ def test_no_optimizer_returns_loss_and_gradients_in_model_order() -> None:
     for gradient, (name, parameter) in zip(gradients, reference.named_parameters(), strict=True):
         torch.testing.assert_close(torch.as_tensor(gradient), parameter.grad, rtol=1e-5, atol=1e-7, msg=name)
     assert program.trained == ["head.weight", "positions.weight"]  # the names the program reads
+    # other weights loaded by `named_parameters()`, which names the tied one `embed.weight` only
+    other = TiedHead()
+    program.load_parameters(dict(other.named_parameters()))
+    torch.testing.assert_close(torch.as_tensor(program.step(ids, labels)[0]), other(ids, labels).detach())
 
 
 def test_batch_norm_running_statistics_follow_eager() -> None:

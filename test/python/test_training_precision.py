@@ -178,11 +178,13 @@ def _one_bf16_step_against_eager(model: nn.Module, batch: tuple[torch.Tensor, ..
 
 
 class _Attention(nn.Module):
-    """Causal attention with 4 query heads over 2 key/value heads, 12 tokens,
-    then transformers' Llama MLP (`down(silu(gate(x)) * up(x))`).
-    `grouped`: sdpa with `enable_gqa` (as transformers calls it in eager with
-    no mask); else the key/value heads repeated first (transformers'
-    `repeat_kv`, as under torch.export, where it builds a mask)."""
+    """Two attentions of 4 query heads over 2 key/value heads, 12 tokens, as
+    transformers calls them, then its Llama MLP (`down(silu(gate(x)) * up(x))`):
+    causal over all keys, and causal within a window of 3 keys (`kv2`).
+    `grouped`: as in eager, the causal one sdpa with `is_causal` and
+    `enable_gqa`, no mask; else as under torch.export, its key/value heads
+    repeated first (`repeat_kv`) and a causal mask built from positions.
+    The windowed one repeats its heads and passes its mask in both."""
 
     def __init__(self, grouped: bool) -> None:
         super().__init__()
@@ -190,16 +192,27 @@ class _Attention(nn.Module):
         from transformers.models.llama.modeling_llama import LlamaMLP
 
         self.grouped = grouped
-        self.q, self.kv, self.out = nn.Linear(16, 32), nn.Linear(16, 32), nn.Linear(32, 16)
+        self.q, self.kv, self.kv2, self.out = nn.Linear(16, 32), nn.Linear(16, 32), nn.Linear(16, 32), nn.Linear(32, 16)
         self.mlp = LlamaMLP(LlamaConfig(hidden_size=16, intermediate_size=48, num_attention_heads=2, hidden_act="silu"))
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         q = self.q(x).unflatten(-1, (4, 8)).transpose(1, 2)
         k, v = (t.unflatten(-1, (2, 8)).transpose(1, 2) for t in self.kv(x).chunk(2, -1))
-        if not self.grouped:
-            k, v = (t[:, :, None].expand(-1, -1, 2, -1, -1).reshape(t.size(0), 4, *t.shape[2:]) for t in (k, v))
-        attended = nn.functional.scaled_dot_product_attention(q, k, v, is_causal=True, enable_gqa=self.grouped)
+        k2, v2 = (_repeat_kv(t.unflatten(-1, (2, 8)).transpose(1, 2)) for t in self.kv2(x).chunk(2, -1))
+        position = torch.arange(x.size(1))
+        causal = (position[None, :] <= position[:, None]).expand(x.size(0), 1, -1, -1)
+        window = causal & (position[None, :] > position[:, None] - 3)
+        if self.grouped:
+            attended = nn.functional.scaled_dot_product_attention(q, k, v, is_causal=True, enable_gqa=True)
+        else:
+            attended = nn.functional.scaled_dot_product_attention(q, _repeat_kv(k), _repeat_kv(v), attn_mask=causal)
+        attended = attended + nn.functional.scaled_dot_product_attention(q, k2, v2, attn_mask=window)
         return self.mlp(self.out(attended.transpose(1, 2).flatten(2))).float().square().mean()
+
+
+def _repeat_kv(heads: torch.Tensor) -> torch.Tensor:
+    """[batch, 2, tokens, dim] -> [batch, 4, tokens, dim], each head twice in a row (transformers' `repeat_kv`)."""
+    return heads[:, :, None].expand(-1, -1, 2, -1, -1).reshape(heads.size(0), 4, *heads.shape[2:])
 
 
 def test_attention_under_autocast_rounds_as_eager_kernel() -> None:
@@ -209,10 +222,15 @@ def test_attention_under_autocast_rounds_as_eager_kernel() -> None:
     heads each key/value head's gradient added up over its query heads in
     bf16, one head at a time. The joint graph rducc compiles rounds at the
     same points (`training.attention._FlashRounded`), and reads repeated
-    key/value heads as grouped (`training.attention.group_repeated_heads`):
-    the repeated form compiled gives every gradient of eager's grouped form
+    key/value heads as grouped where eager passes no mask
+    (`training.attention.group_repeated_heads`): the causal attention's
+    repeated form compiled gives every gradient of eager's grouped form
     (before: attention's math in bf16 op by op, every gradient off by up to
-    1.2e-4; without the grouping, the key/value weights' by up to 2e-3).
+    1.2e-4). The windowed attention, whose mask eager keeps, stays repeated:
+    its key/value heads' bf16 gradients summed once, as eager's (grouped as
+    well, as before, `kv2.weight`'s gradient is off in 216 of its 512
+    elements, as were gemma3_text's sliding layers'; grouped in neither,
+    `kv.weight`'s in 241).
     The MLP's silu: eager's backward runs the fused `silu_backward` kernel
     (float32 inside, one rounding), and so does the joint graph
     (`compile._SiluAsEager`), where torch would otherwise differentiate silu
@@ -223,6 +241,45 @@ def test_attention_under_autocast_rounds_as_eager_kernel() -> None:
     eager = _Attention(grouped=True)
     eager.load_state_dict(model.state_dict())
     _one_bf16_step_against_eager(model, (torch.randn(2, 12, 16),), eager=eager)
+
+
+class _Masks(nn.Module):
+    """One attention of repeated key/value heads per way a mask comes into a
+    traced graph (4 query heads over 2 key/value heads, 6 tokens)."""
+
+    def forward(self, q: torch.Tensor, kv: torch.Tensor, padding: torch.Tensor) -> list[torch.Tensor]:
+        k, v = _repeat_kv(kv), _repeat_kv(kv + 1)
+        position = torch.arange(q.size(2))
+        causal = position[None, :] <= position[:, None]
+        additive = torch.zeros(6, 6).masked_fill(~causal, torch.finfo(torch.float32).min)
+        masks = [None, causal, additive, causal | True,  # eager passes none: grouped
+                 causal & (position[None, :] > position[:, None] - 3),  # a sliding window: kept
+                 causal & padding[:, None, None, :].bool(),  # padding, from an input: kept
+                 causal.tril(-1)]  # not causal: kept
+        return [nn.functional.scaled_dot_product_attention(q, k, v, attn_mask=mask, is_causal=mask is None)
+                for mask in masks]
+
+
+def test_repeated_heads_are_grouped_where_eager_passes_no_mask() -> None:
+    """transformers passes sdpa no mask, and `enable_gqa=True` on the
+    key/value heads, where the mask is plain causal or keeps every key and
+    nothing pads; elsewhere it repeats the heads and passes the mask, and the
+    kernel's key/value gradients round otherwise. Under torch.export it builds
+    every mask and repeats the heads: the rewrite to `enable_gqa`
+    (`training.attention.group_repeated_heads`) applies where the mask,
+    evaluated at compile time (`training.plain_masks`), is one eager drops:
+    none, causal (boolean or additive), all kept; not for a sliding window,
+    a mask from an input (padding) or another pattern. Before, every one
+    was grouped."""
+    from rducc.training.attention import group_repeated_heads
+
+    inputs = (torch.randn(1, 4, 6, 8), torch.randn(1, 2, 6, 8), torch.ones(1, 6, dtype=torch.long))
+    graph = torch.export.export(_Masks(), inputs).graph
+    assert group_repeated_heads(graph)
+    attentions = [n for n in graph.nodes if n.target is torch.ops.aten.scaled_dot_product_attention.default]
+    grouped = [bool(n.kwargs.get("enable_gqa")) for n in attentions]
+    assert grouped == [True, True, True, True, False, False, False]
+    assert [tuple(n.args[1].meta["val"].shape) for n in attentions] == [(1, 2, 6, 8)] * 4 + [(1, 4, 6, 8)] * 3
 
 
 def test_grouped_value_gradient_adds_up_as_eager_kernel() -> None:
