@@ -266,6 +266,53 @@ def test_stacked_cache_written_per_layer_loops_one_layer_and_writes_rows_in_plac
     np.testing.assert_allclose(program.weights["cache"], eager.cache.numpy(), rtol=1e-6, atol=1e-6)
 
 
+class StackedCacheAttentionLayer(nn.Module):
+    def __init__(self) -> None:
+        super().__init__()
+        self.q, self.k, self.v, self.o = (nn.Linear(8, 8, bias=False) for _ in range(4))
+
+    def forward(self, x: torch.Tensor, slot: torch.Tensor, position: torch.Tensor) -> torch.Tensor:
+        slot[0].index_copy_(1, position, self.k(x).view(2, 1, 4))
+        slot[1].index_copy_(1, position, self.v(x).view(2, 1, 4))
+        keys, values = slot.unbind(0)
+        scores = torch.softmax(self.q(x).view(2, 1, 4) @ keys.transpose(-1, -2), -1)
+        return x + self.o((scores @ values).reshape(1, 8))
+
+
+class StackedCacheAttention(nn.Module):
+    """`StackedCache` with its attention's queries a projection split by heads (2 KV heads of 4)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.layers = nn.ModuleList(StackedCacheAttentionLayer() for _ in range(2))
+        self.register_buffer("cache", torch.randn(2, 2, 2, 6, 4))
+
+    def forward(self, x: torch.Tensor, position: torch.Tensor) -> torch.Tensor:
+        for i, layer in enumerate(self.layers):
+            x = layer(x, self.cache[i], position)
+        return x
+
+
+def test_stacked_cache_splits_by_kv_heads_with_its_row_write():
+    """tp=2: the stacked cache splits by KV heads as each layer takes its windows, and the
+    rows every layer writes after the layers are written into each rank's part (lit
+    rdu-partition-stacked-cache-rows.mlir): nothing gathered; the output and the cache it
+    leaves match eager."""
+    torch.manual_seed(6)
+    model, x = StackedCacheAttention().eval(), torch.randn(1, 8)
+    eager = copy.deepcopy(model)
+    program = _split_compile(model, (x, torch.tensor([2])), 2)
+    shards = {op.sym_name.data: str(op.attributes.get("rdu.shard")) for op in program.module.walk()
+              if isinstance(op, GlobalOp)}
+    assert shards["cache"] == "#rdu.split<(2, 2, 1)>", shards
+    assert not any(isinstance(op, AllGatherOp) for op in program.module.walk())
+    x, position = torch.randn(1, 8), torch.tensor([4])
+    with torch.no_grad():
+        expected = eager(x, position).numpy()
+    np.testing.assert_allclose(np.asarray(program(x, position)), expected, rtol=1e-5, atol=1e-5)
+    np.testing.assert_allclose(program.weights["cache"], eager.cache.numpy(), rtol=1e-6, atol=1e-6)
+
+
 class DifferentialAttention(nn.Module):
     """DiffLlama's attention at tiny widths (8 query heads over 4 KV heads of 4): the values'
     KV heads chunked in halves, each tiled back and repeated to the query heads, two attention
