@@ -23,6 +23,7 @@ from __future__ import annotations
 import copy
 
 import numpy as np
+import pytest
 import torch
 from test_deepseek_v3 import Logits
 from torch import nn
@@ -233,25 +234,28 @@ class StackedCache(nn.Module):
     by `index_copy_` on `cache[i][0]` or by `cache[i][0, :, pos] = k` (`index_put_`), and reading
     them back by `unbind(0)`."""
 
-    def __init__(self, by_index: bool) -> None:
+    def __init__(self, by_index: bool, narrow: bool = False) -> None:
         super().__init__()
-        self.by_index = by_index
+        self.by_index, self.narrow = by_index, narrow
         self.layers = nn.ModuleList(StackedCacheLayer() for _ in range(3))
         self.register_buffer("cache", torch.randn(3, 2, 2, 6, 4))
 
     def forward(self, x: torch.Tensor, position: torch.Tensor) -> torch.Tensor:
         for i, layer in enumerate(self.layers):
-            x = layer(x, self.cache[i], position, self.by_index)
+            slot = self.cache.narrow(0, i, 1)[0] if self.narrow else self.cache[i]
+            x = layer(x, slot, position, self.by_index)
         return x
 
 
-def test_stacked_cache_written_per_layer_loops_one_layer_and_writes_rows_in_place():
+@pytest.mark.parametrize("narrow", [False, True], ids=["select", "narrow"])
+def test_stacked_cache_written_per_layer_loops_one_layer_and_writes_rows_in_place(narrow: bool):
     """The stack's writes folded per slot (`rducc.frontend.stacked_writes`): one loop of the
     layer, the new rows written into the buffer in place after it; the program and the cache
-    it leaves match eager over two steps (`index_copy_`; lit importer/stacked-cache-writes.py
-    has `index_put_`'s fold)."""
+    it leaves match eager over two steps (`index_copy_` on `cache[i][0]`, or on
+    `cache.narrow(0, i, 1)[0][0]`, a `slice_scatter` over the stack; lit
+    importer/stacked-cache-writes.py has `index_put_`'s fold)."""
     torch.manual_seed(5)
-    model, x = StackedCache(by_index=True).eval(), torch.randn(1, 8)
+    model, x = StackedCache(by_index=True, narrow=narrow).eval(), torch.randn(1, 8)
     eager = copy.deepcopy(model)
     program = rducc.compile(torch.export.export(model, (x, torch.tensor([2]))), (x, torch.tensor([2])),
                             target="sn40l")
