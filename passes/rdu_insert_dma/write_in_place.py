@@ -57,7 +57,7 @@ from xdsl.ir import Block, BlockArgument, Operation, SSAValue
 from rducc.dialects.contracts import Update, arg_attrs, input_label, result_updates
 from rducc.dialects.liveness import BlockOrder, in_block, positions
 from rducc.dialects.program import find_entry, functions
-from rducc.dialects.rdu.dataflow import BroadcastOp, MapOp, ReshapeOp, ScatterOp, SliceOp, TransposeOp, YieldOp
+from rducc.dialects.rdu.dataflow import BroadcastOp, ReshapeOp, ScatterOp, SliceOp, TransposeOp, YieldOp
 from rducc.dialects.shapes import element_of, num_elements, shape_of
 from rducc.dialects.tier import (
     ROWS_ONLY,
@@ -72,6 +72,7 @@ from rducc.dialects.tier import (
     ViewOp,
 )
 from rducc.model.in_place import written_in_place
+from rducc.model.rows_alone import row_list, rows_alone_scatter
 
 
 def write_back_in_place(module: ModuleOp, whole_over: frozenset[int] = frozenset()) -> None:
@@ -236,18 +237,13 @@ def rewrite_rows(block: Block, result: SSAValue, target: SSAValue, orders: Order
 
 def _rows_only(found: _RowUpdate, target: SSAValue) -> bool:
     """Whether the kernel reads the old value only to scatter the rows into it and yields the
-    result only to be written back (no transposes around it), its index the rows' shape and
-    the buffer's but along the scattered dim: it may compute and move the rows alone."""
+    result only to be written back (no transposes around it: `rows_alone_scatter`): it may
+    compute and move the rows alone."""
     scatter, compute = found.scatter, found.compute
-    old, yielded = scatter.input, compute.body.block.last_op
-    dim = scatter.dim.value.data
-    index, rows, whole = shape_of(scatter.index.type), shape_of(scatter.source.type), shape_of(scatter.result.type)
-    old_uses, result_uses = list(old.uses), list(scatter.result.uses)
-    if not isinstance(old, BlockArgument) or len(old_uses) != 1 or len(result_uses) != 1 \
-            or result_uses[0].operation is not yielded or found.dim != dim:
+    old = scatter.input
+    if rows_alone_scatter(scatter.result, compute.body.block) is not scatter or found.dim != scatter.dim.value.data:
         return False
-    if list(index) != list(rows) or any(a != b for d, (a, b) in enumerate(zip(index, whole)) if d != dim):
-        return False
+    assert isinstance(old, BlockArgument)
     loaded, written = compute.ins[old.index], found.write.source
     return list(compute.outs).count(written) == 1 and compute.ins.count(loaded) == 1 \
         and _only_moved(loaded, compute) and _only_moved(written, compute) and loaded != target
@@ -497,27 +493,6 @@ def _loads_whole(buffer: SSAValue, target: SSAValue, block: Block) -> bool:
                or isinstance(use.operation, ComputeOp) and buffer in use.operation.outs]
     return (len(writers) == 1 and isinstance(writers[0], DmaOp) and writers[0].source == target
             and not writers[0].src_offsets and writers[0].parent_block() is block)
-
-
-def row_list(index: SSAValue, dim: int) -> SSAValue | None:
-    """A value whose elements, in order, are the rows a scatter along `dim` writes,
-    when its index is the same everywhere but along `dim` (a broadcast, perhaps
-    through several, of a value of size 1 in every other dim); else None."""
-    shape = shape_of(index.type)
-    count, rank = shape[dim], len(shape)
-    value = index
-    while True:
-        current = shape_of(value.type)
-        at = dim - (rank - len(current))
-        others_one = all(size == 1 for d, size in enumerate(current) if d != at)
-        if others_one and (0 <= at < len(current) and current[at] == count or count == 1):
-            return value
-        owner = value.owner
-        if isinstance(owner, MapOp) and not owner.inputs and 0 <= at < len(current) and current[at] == count:
-            return value  # a fill (`torch.full`): the same everywhere; `_add_output` takes one line of it
-        if not isinstance(owner, BroadcastOp):
-            return None
-        value = owner.input
 
 
 def _read_after(value: SSAValue, op: Operation, order: BlockOrder) -> bool:
