@@ -840,6 +840,10 @@ class GatherDmaOp(IRDLOperation, NoCompute):
             )
 
 
+ROWS_ONLY = "rows_only"
+"""`tier.scatter`'s attribute: its source holds only the rows it writes (`ScatterDmaOp.rows_only`)."""
+
+
 @irdl_op_definition
 class ScatterDmaOp(IRDLOperation, NoCompute):
     """Indexed DMA out, in place: rows `indices` along `dim` of an SRAM buffer
@@ -851,6 +855,13 @@ class ScatterDmaOp(IRDLOperation, NoCompute):
     already hold what `%new_sram` holds there. `indices` is a 1-d integer
     SRAM buffer; each lies in [0, size of `dim`), any other is an error at
     run time. The off-chip buffer is updated in place (`rdu-insert-dma`).
+
+    With `rows_only` (`tier.scatter %rows_sram -> %cache[%rows] dim 2 {rows_only}`)
+    the source holds only the new rows, one along `dim` for each index, in
+    order (its shape the destination's with `dim` the indices' length): a
+    kernel that writes rows into a buffer it does not otherwise read (every
+    layer's rows of a KV cache stacked over the layers) computes and moves only
+    those rows, never loading the buffer.
     """
 
     name = "tier.scatter"
@@ -877,6 +888,11 @@ class ScatterDmaOp(IRDLOperation, NoCompute):
         assert isinstance(idx, BufferType)
         return idx.get_shape()[0]
 
+    @property
+    def rows_only(self) -> bool:
+        """Whether the source holds only the written rows, in the indices' order."""
+        return ROWS_ONLY in self.attributes
+
     def verify_(self) -> None:
         src, idx, dst = _indexed_buffers(self, self.source, self.indices, self.dest)
         if src.tier.data != Tier.SRAM or idx.tier.data != Tier.SRAM:
@@ -885,10 +901,15 @@ class ScatterDmaOp(IRDLOperation, NoCompute):
             raise VerifyException("'tier.scatter' writes an off-chip buffer, not sram")
         if len(idx.get_shape()) != 1:
             raise VerifyException(f"'tier.scatter' indices must be 1-d, not {list(idx.get_shape())}")
-        if src.get_shape() != dst.get_shape() or src.element_type != dst.element_type:
-            raise VerifyException(f"'tier.scatter' source {src} and destination {dst} differ in shape or type")
         if not 0 <= self.axis < len(dst.get_shape()):
             raise VerifyException(f"'tier.scatter' dim {self.axis} is out of range for rank {len(dst.get_shape())}")
+        expected = list(dst.get_shape())
+        if self.rows_only:
+            expected[self.axis] = idx.get_shape()[0]
+        if list(src.get_shape()) != expected or src.element_type != dst.element_type:
+            raise VerifyException(f"'tier.scatter' source {src} and destination {dst} differ in shape or type"
+                                  + (" (rows_only: the source is the destination's rows at the indices)"
+                                     if self.rows_only else ""))
 
 
 @irdl_op_definition
@@ -1044,6 +1065,7 @@ __all__ = [
     "DmaOp",
     "ViewOp",
     "GatherDmaOp",
+    "ROWS_ONLY",
     "ScatterDmaOp",
     "is_contiguous_window",
     "window_strides",

@@ -13,6 +13,11 @@ out = [...], working_set = B>`:
     in / out             the tiled dim of each input / output (-1: untiled)
     working_set = B      bytes of SRAM the kernel needs at once
 
+A kernel that writes rows alone into a buffer it reads for nothing else
+(`rducc.model.rows_alone`: every layer's rows of a KV cache stacked over the
+layers) is weighed by those rows, not by the buffer it will never load: when they
+fit it stays untiled, so `rdu-insert-dma` can lower it so.
+
 A kernel that fits no tiling is an error located at its first op.
 """
 
@@ -23,12 +28,14 @@ from typing import ClassVar
 
 from xdsl.context import Context
 from xdsl.dialects.builtin import ModuleOp
+from xdsl.ir import SSAValue
 
 from rducc.diagnostics import LocatedError
 from rducc.dialects.contracts import Level, TilePlanAttr, module_target, set_tile_plan
-from rducc.dialects.program import kernel_name
-from rducc.dialects.rdu.dataflow import KernelOp
-from rducc.model.kernel_model import TilePlan, WorkingSet, best_plan, kernel_group, untiled, working_set
+from rducc.dialects.program import find_entry, kernel_name
+from rducc.dialects.rdu.dataflow import KernelOp, ScatterOp
+from rducc.model.kernel_model import Group, TilePlan, WorkingSet, best_plan, kernel_group, untiled, working_set
+from rducc.model.rows_alone import rows_alone_outputs
 from rducc.passes.common import RduPass
 from rducc.targets import Target
 
@@ -59,12 +66,28 @@ def _untileable(kernel: KernelOp, target: Target) -> LocatedError:
     )
 
 
-def tile_kernel(kernel: KernelOp, target: Target) -> None:
-    """Choose and record the tiling of one kernel, or raise a located error."""
+def tile_kernel(kernel: KernelOp, target: Target, rows_alone: list[ScatterOp] | None = None) -> None:
+    """Choose and record the tiling of one kernel, or raise a located error; `rows_alone`:
+    its scatters that will write their rows alone (the kernel untiled when those fit)."""
+    if rows_alone:
+        group = _rows_alone_group(kernel_group(kernel), rows_alone)
+        alone = working_set(group, untiled(), target)
+        if alone.fits(target):
+            record_plan(kernel, untiled(), alone)
+            return
     found = best_plan(kernel_group(kernel), target)
     if found is None:
         raise _untileable(kernel, target)
     record_plan(kernel, *found)
+
+
+def _rows_alone_group(group: Group, scatters: list[ScatterOp]) -> Group:
+    """`group` as the kernel runs once its `scatters` write their rows alone: without the
+    scatters and the old values they read, yielding the rows."""
+    rows: dict[SSAValue, SSAValue] = {scatter.result: scatter.source for scatter in scatters}
+    olds = {scatter.input for scatter in scatters}
+    return Group([op for op in group.ops if op not in scatters], [v for v in group.inputs if v not in olds],
+                 [rows.get(v, v) for v in group.outputs])
 
 
 @dataclass(frozen=True)
@@ -77,5 +100,7 @@ class RduTile(RduPass):
 
     def rewrite(self, ctx: Context, op: ModuleOp) -> None:
         target = module_target(op, self.target)
+        entry = find_entry(op)
+        alone = rows_alone_outputs(entry) if entry is not None else {}
         for kernel in [o for o in op.walk() if isinstance(o, KernelOp)]:
-            tile_kernel(kernel, target)
+            tile_kernel(kernel, target, alone.get(kernel))

@@ -697,7 +697,7 @@ class PlacedProgram(Runner):
 
     def _prepare_scatter(self, op: ScatterDmaOp) -> Step:
         read, ids = self._reader(op.source), self._reader(op.indices)
-        slot, axis = self._table.use(op.dest), op.axis
+        slot, axis, rows_only = self._table.use(op.dest), op.axis, op.rows_only
         size = _buffer_type(op.dest).get_shape()[axis]
 
         def scatter(env: Env, context: RunContext) -> None:
@@ -708,7 +708,7 @@ class PlacedProgram(Runner):
             if not dest.flags.writeable:  # the caller's input or weight: write a copy
                 dest = env[slot] = np.array(dest)
             key = (slice(None),) * axis + (rows,)
-            dest[key] = read(env)[key]
+            dest[key] = read(env) if rows_only else read(env)[key]
 
         return scatter
 

@@ -12,9 +12,12 @@ constant index: no two layers' bodies match, and each moves the whole buffer.
 USER_INPUT_MUTATION placeholder) as writes to its slots, each slot a path of constant
 indices along the leading dims:
 
-- a read of a slot (`select`, or `unbind(0)`'s unit slice and squeeze) is the value last
-  written to it (or a `select` of that value when a write covered a shorter path), else a
-  `select` of the buffer's old value (a window);
+- a read of a slot (`select`, or a unit slice `x[i:i + 1]` squeezed or selected at 0:
+  `unbind(0)`'s pieces, `x.narrow(0, i, 1)[0]`) is the value last written to it (or a
+  `select` of that value when a write covered a shorter path), else a `select` of the
+  buffer's old value (a window); a unit slice read as it is, that value unsqueezed;
+- a write through a unit slice (`x.narrow(0, i, 1)[0][0].index_copy_(..)`: a `select_scatter`
+  into the unit slice at 0, written back by `slice_scatter`) writes slot i;
 - the new buffer, returned as the update, is one `scatter` into the old buffer of every
   slot's new rows when every slot was written once as rows written into its old value (a
   `scatter`, or an `index_put` of a row list at one dim), all by the same row index: the
@@ -24,7 +27,7 @@ indices along the leading dims:
 Each layer then reads only its own windows and writes only its own rows: the layers match.
 Anything else (a slot index not constant, a read of a slot part of whose rows another
 write replaced, a slot written twice, whole or not at all, different row indices, a
-`slice_scatter` over the stack) leaves the program as it is.
+`slice_scatter` of more than one slot) leaves the program as it is.
 """
 
 from __future__ import annotations
@@ -62,8 +65,9 @@ def _stack_dim_index(node: Node) -> tuple[Node, int] | None:
 
 
 def _unit_slice(node: Node) -> tuple[Node, int] | None:
-    """(x, i) when `node` is `x[i:i + 1]` along dim 0 and only squeezed back along it (how
-    `unbind(0)` decomposes: each piece `squeeze(slice(x, 0, i, i + 1), [0])`, a select)."""
+    """(x, i) when `node` is `x[i:i + 1]` along dim 0: slot i with a unit dim before it (how
+    `unbind(0)` decomposes, each piece `squeeze(slice(x, 0, i, i + 1), [0])`, and
+    `x.narrow(0, i, 1)`, whose pieces are then selected at 0)."""
     if node.op != "call_function" or node.target is not aten.slice.Tensor or len(node.args) < 4:
         return None
     base, dim, start, end, *step = node.args
@@ -71,9 +75,23 @@ def _unit_slice(node: Node) -> tuple[Node, int] | None:
         return None
     size = base.meta["val"].shape[0]
     start = start + size if start < 0 else start
-    if end != start + 1 or not 0 <= start < size or not node.users or not all(map(_squeezes_first, node.users)):
+    if end != start + 1 or not 0 <= start < size:
         return None
     return base, start
+
+
+def _slice_scatter(node: Node) -> tuple[Node, Node, int] | None:
+    """(base, src, i) when `node` writes `src` into `base[i:i + 1]` along dim 0 (`slice_scatter`,
+    how a write through `x.narrow(0, i, 1)` functionalizes)."""
+    if node.op != "call_function" or node.target is not aten.slice_scatter.default or len(node.args) < 5:
+        return None
+    base, src, dim, start, end, *step = node.args
+    if not isinstance(base, Node) or not isinstance(src, Node) or dim != 0 or not isinstance(start, int) \
+            or step not in ([], [1]):
+        return None
+    size = base.meta["val"].shape[0]
+    start = start + size if start < 0 else start
+    return (base, src, start) if end == start + 1 and 0 <= start < size else None
 
 
 def _squeezes_first(node: Node) -> bool:
@@ -150,6 +168,8 @@ class _Plan:
     buffer: Node
     writes: list[tuple[Path, Node]] = field(default_factory=list)
     views: dict[Node, tuple[int, Path]] = field(default_factory=dict)
+    units: set[Node] = field(default_factory=set)
+    """The views that hold their slot with a unit dim before it (`x[i:i + 1]`)."""
     reads: list[tuple[Node, Node, int, Path]] = field(default_factory=list)
     """(reader, stack view it reads, version, path): each use of a slot by another op."""
     scrapped: list[Node] = field(default_factory=list)
@@ -208,32 +228,72 @@ def _spreads_into_write(plan: _Plan, node: Node) -> bool:
 
 def _follow(plan: _Plan, node: Node) -> bool:
     """Record `node` if it is a view of a slot or a write of one (True), else False (a read)."""
-    selected = _stack_dim_index(node) or _unit_slice(node)
+    if _follow_view(plan, node):
+        return True
+    written = _select_scatter(node)
+    if written is not None and written[0] in plan.views:
+        base, src, index = written
+        version, path = plan.views[base]
+        if base in plan.units:  # the unit dim's only element: the slot itself
+            if index != 0:
+                raise _NotFolded("a write outside a unit slice")
+            slot = path
+            plan.units.add(node)
+        else:
+            slot = (*path, index)
+        _follow_write(plan, node, slot, src, (version, path), unit_src=False)
+        return True
+    sliced_back = _slice_scatter(node)
+    if sliced_back is None or sliced_back[0] not in plan.views or sliced_back[1] not in plan.units:
+        return False
+    base, src, index = sliced_back  # a unit slice's view written back into its place
+    version, path = plan.views[base]
+    _follow_write(plan, node, (*path, index), src, (version, path), unit_src=True)
+    return True
+
+
+def _follow_view(plan: _Plan, node: Node) -> bool:
+    """Record `node` if it is a view of a slot (a select, a unit slice or its squeeze)."""
+    selected = _stack_dim_index(node)
+    if selected is not None and selected[0] in plan.units:
+        if selected[1] != 0:
+            raise _NotFolded("a select outside a unit slice")
+        plan.views[node] = plan.views[selected[0]]  # the unit slice's only element: its slot
+        return True
     if selected is not None and selected[0] in plan.views:
         version, path = plan.views[selected[0]]
         plan.views[node] = (version, (*path, selected[1]))
         return True
+    unit = _unit_slice(node)
+    if unit is not None and unit[0] in plan.views:
+        if unit[0] in plan.units:
+            raise _NotFolded("a unit slice of a unit slice")
+        version, path = plan.views[unit[0]]
+        plan.views[node] = (version, (*path, unit[1]))
+        plan.units.add(node)
+        return True
     sliced = node.args[0] if node.args else None
-    if isinstance(sliced, Node) and _squeezes_first(node) and sliced in plan.views and _unit_slice(sliced):
+    if isinstance(sliced, Node) and _squeezes_first(node) and sliced in plan.units:
         plan.views[node] = plan.views[sliced]  # the unit slice's squeeze: the selected slot
         return True
-    written = _select_scatter(node)
-    if written is None or written[0] not in plan.views:
-        return False
-    base, src, index = written
-    version, path = plan.views[base]
-    slot = (*path, index)
+    return False
+
+
+def _follow_write(plan: _Plan, node: Node, slot: Path, src: Node, base: tuple[int, Path], unit_src: bool) -> None:
+    """Record `node`, a write of `src` into `slot` of the stack's view `base` (version, path);
+    `unit_src`: `src` holds the slot with a unit dim before it (a `slice_scatter`'s)."""
+    version, path = base
     if src in plan.views:  # a slot's view written back into its place: its writes are the stack's
         src_version, src_path = plan.views[src]
-        if src_path != slot or any(p[:len(slot)] != slot for p, _ in plan.writes[version:src_version]):
+        if src_path != slot or (src in plan.units) != unit_src \
+                or any(p[:len(slot)] != slot for p, _ in plan.writes[version:src_version]):
             raise _NotFolded("a view written into another slot")
         plan.views[node] = (src_version, path)
-        return True
-    if version != len(plan.writes):
-        raise _NotFolded("a write into an older value of the stack")
+        return
+    if version != len(plan.writes) or src.meta["val"].shape != plan.buffer.meta["val"].shape[len(slot):]:
+        raise _NotFolded("a write into an older value of the stack, or of a unit slice's shape")
     plan.writes.append((slot, src))
     plan.views[node] = (len(plan.writes), path)
-    return True
 
 
 def _unviewed(node: Node) -> Node:
@@ -418,7 +478,10 @@ def _apply(ep: ExportedProgram, plan: _Plan, output: Node, update: Node) -> None
     combined = _combined_write(emit, plan, writes, output)
     for reader, arg, version, path in plan.reads:
         value, rest = plan.source(version, path)
-        reader.replace_input_with(arg, _emit_select_path(emit, reader, value, rest))
+        value = _emit_select_path(emit, reader, value, rest)
+        if arg in plan.units:  # `x[i:i + 1]` read as it is: the slot with its unit dim
+            value = emit(reader, aten.unsqueeze.default, value, 0)
+        reader.replace_input_with(arg, value)
     output.replace_input_with(update, combined)
     erased: set[Node] = set()
     for node in reversed(plan.scrapped):
@@ -468,7 +531,7 @@ def fold_stacked_writes(ep: ExportedProgram) -> bool:
     output = next(n for n in ep.graph.nodes if n.op == "output")
     folded = False
     for buffer, update in _updated_buffers(ep):
-        if buffer.meta["val"].dim() < 2 or _select_scatter(update) is None:
+        if buffer.meta["val"].dim() < 2 or (_select_scatter(update) or _slice_scatter(update)) is None:
             continue  # its new value is not a slot written into it
         try:
             plan = _plan(ep.graph, buffer, update)

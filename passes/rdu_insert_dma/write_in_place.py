@@ -51,15 +51,16 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from xdsl.dialects import func, scf
-from xdsl.dialects.builtin import FunctionType, ModuleOp, TensorType
+from xdsl.dialects.builtin import FunctionType, ModuleOp, TensorType, UnitAttr
 from xdsl.ir import Block, BlockArgument, Operation, SSAValue
 
 from rducc.dialects.contracts import Update, arg_attrs, input_label, result_updates
 from rducc.dialects.liveness import BlockOrder, in_block, positions
 from rducc.dialects.program import find_entry, functions
-from rducc.dialects.rdu.dataflow import BroadcastOp, MapOp, ReshapeOp, ScatterOp, SliceOp, TransposeOp, YieldOp
+from rducc.dialects.rdu.dataflow import BroadcastOp, ReshapeOp, ScatterOp, SliceOp, TransposeOp, YieldOp
 from rducc.dialects.shapes import element_of, num_elements, shape_of
 from rducc.dialects.tier import (
+    ROWS_ONLY,
     AllocOp,
     BufferType,
     ComputeOp,
@@ -71,6 +72,7 @@ from rducc.dialects.tier import (
     ViewOp,
 )
 from rducc.model.in_place import written_in_place
+from rducc.model.rows_alone import row_list, rows_alone_scatter
 
 
 def write_back_in_place(module: ModuleOp, whole_over: frozenset[int] = frozenset()) -> None:
@@ -203,17 +205,24 @@ def rewrite_rows(block: Block, result: SSAValue, target: SSAValue, orders: Order
     write, compute, dim = found.write, found.compute, found.dim
     count = shape_of(found.scatter.index.type)[found.scatter.dim.value.data]
     element = element_of(found.rows.type)
+    rows_only = _rows_only(found, target)
+    source = _compute_rows_only(block, found) if rows_only else write.source
+    compute = _writer_of(source, block) or compute
     rows_buffer = AllocOp(BufferType(Tier.SRAM, [count], element))
     rows_buffer.result.name_hint = f"{target.name_hint or 'updated'}_rows_sram"
     block.insert_op_before(rows_buffer, compute)
     _add_output(compute, found.rows, count, rows_buffer.result)
-    scatter = ScatterDmaOp(write.source, rows_buffer.result, target, dim)
-    free = DeallocOp(rows_buffer.result)
-    for op in (rows_buffer, scatter, free):
+    scatter = ScatterDmaOp(source, rows_buffer.result, target, dim)
+    if rows_only:
+        scatter.attributes[ROWS_ONLY] = UnitAttr()
+    frees = [DeallocOp(rows_buffer.result), *([DeallocOp(source)] if rows_only else [])]
+    for op in (rows_buffer, scatter, *frees):
         op.location = write.location
-    block.insert_ops_after([scatter, free], write)
+    block.insert_ops_after([scatter, *frees], write)
     write.detach()
     write.erase()
+    if rows_only:
+        _erase_buffer(found.write.source)  # the whole new value, written back no more
     for use in list(result.uses):
         if isinstance(use.operation, DeallocOp):
             use.operation.detach()
@@ -224,6 +233,67 @@ def rewrite_rows(block: Block, result: SSAValue, target: SSAValue, orders: Order
     owner.detach()
     owner.erase()
     return True
+
+
+def _rows_only(found: _RowUpdate, target: SSAValue) -> bool:
+    """Whether the kernel reads the old value only to scatter the rows into it and yields the
+    result only to be written back (no transposes around it: `rows_alone_scatter`): it may
+    compute and move the rows alone."""
+    scatter, compute = found.scatter, found.compute
+    old = scatter.input
+    if rows_alone_scatter(scatter.result, compute.body.block) is not scatter or found.dim != scatter.dim.value.data:
+        return False
+    assert isinstance(old, BlockArgument)
+    loaded, written = compute.ins[old.index], found.write.source
+    return list(compute.outs).count(written) == 1 and compute.ins.count(loaded) == 1 \
+        and _only_moved(loaded, compute) and _only_moved(written, compute) and loaded != target
+
+
+def _only_moved(buffer: SSAValue, compute: ComputeOp) -> bool:
+    """Whether SRAM `buffer` is used only by `compute`, DMAs and its allocation's free."""
+    return all(use.operation is compute or isinstance(use.operation, DmaOp | DeallocOp) for use in buffer.uses)
+
+
+def _compute_rows_only(block: Block, found: _RowUpdate) -> SSAValue:
+    """Make the kernel of `found` yield the scattered rows alone into a new SRAM buffer of
+    their shape, drop its input of the old value (and that value's load), and return that
+    buffer (`_rows_only` says when)."""
+    compute, scatter = found.compute, found.scatter
+    old = scatter.input
+    assert isinstance(old, BlockArgument)
+    loaded, written = compute.ins[old.index], found.write.source
+    rows_values = AllocOp(BufferType(Tier.SRAM, shape_of(scatter.source.type), element_of(scatter.source.type)))
+    rows_values.result.name_hint = f"{written.name_hint or 'updated'}_rows"
+    rows_values.location = compute.location
+    block.insert_op_before(rows_values, compute)
+    body = compute.body.block
+    yielded = body.last_op
+    assert isinstance(yielded, YieldOp)
+    yielded.operands = [scatter.source if v == scatter.result else v for v in yielded.operands]
+    index = scatter.index
+    scatter.detach()
+    scatter.erase()
+    if isinstance(index.owner, BroadcastOp) and not index.uses:
+        index.owner.detach()
+        index.owner.erase()
+    body.erase_arg(old)
+    ins = [v for i, v in enumerate(compute.ins) if i != old.index]
+    outs = [rows_values.result if v == written else v for v in compute.outs]
+    _replace_compute(compute, ins, outs)
+    _erase_buffer(loaded)
+    return rows_values.result
+
+
+def _erase_buffer(buffer: SSAValue) -> None:
+    """Erase SRAM `buffer` with the DMAs into it and its free, once nothing else uses it."""
+    if any(not isinstance(use.operation, DmaOp | DeallocOp) for use in buffer.uses):
+        return
+    for use in list(buffer.uses):
+        use.operation.detach()
+        use.operation.erase()
+    if isinstance(buffer.owner, AllocOp):
+        buffer.owner.detach()
+        buffer.owner.erase()
 
 
 def rewrite_whole(block: Block, result: SSAValue, target: SSAValue, orders: Orders | None = None,
@@ -425,27 +495,6 @@ def _loads_whole(buffer: SSAValue, target: SSAValue, block: Block) -> bool:
             and not writers[0].src_offsets and writers[0].parent_block() is block)
 
 
-def row_list(index: SSAValue, dim: int) -> SSAValue | None:
-    """A value whose elements, in order, are the rows a scatter along `dim` writes,
-    when its index is the same everywhere but along `dim` (a broadcast, perhaps
-    through several, of a value of size 1 in every other dim); else None."""
-    shape = shape_of(index.type)
-    count, rank = shape[dim], len(shape)
-    value = index
-    while True:
-        current = shape_of(value.type)
-        at = dim - (rank - len(current))
-        others_one = all(size == 1 for d, size in enumerate(current) if d != at)
-        if others_one and (0 <= at < len(current) and current[at] == count or count == 1):
-            return value
-        owner = value.owner
-        if isinstance(owner, MapOp) and not owner.inputs and 0 <= at < len(current) and current[at] == count:
-            return value  # a fill (`torch.full`): the same everywhere; `_add_output` takes one line of it
-        if not isinstance(owner, BroadcastOp):
-            return None
-        value = owner.input
-
-
 def _read_after(value: SSAValue, op: Operation, order: BlockOrder) -> bool:
     """Whether an op of `order`'s block after `op` (or nested in one) uses `value`."""
     at = order[op]
@@ -472,8 +521,12 @@ def _add_output(compute: ComputeOp, rows: SSAValue, count: int, buffer: SSAValue
     body.insert_op_before(new_yield, yielded)
     yielded.detach()
     yielded.erase()
-    replacement = ComputeOp(compute.sym_name.data, list(compute.ins), [*compute.outs, buffer],
-                            compute.detach_region(compute.body))
+    _replace_compute(compute, list(compute.ins), [*compute.outs, buffer])
+
+
+def _replace_compute(compute: ComputeOp, ins: list[SSAValue], outs: list[SSAValue]) -> None:
+    """Replace `compute` by one of its body over `ins` and `outs`."""
+    replacement = ComputeOp(compute.sym_name.data, ins, outs, compute.detach_region(compute.body))
     replacement.attributes.update(compute.attributes)
     replacement.location = compute.location
     block = compute.parent_block()

@@ -817,7 +817,8 @@ class _TensorPartitioner:
         if not isinstance(value, BlockArgument) or value.block is not self.function.body.block:
             return False
         others = [use.operation for use in value.uses if use.operation is not via]
-        if (len(list(value.uses)) != 1 and not all(self._slice_keeps(op, want) for op in others)
+        if (len(list(value.uses)) != 1
+                and not all(self._slice_keeps(op, want) or self._rows_written_into(op, value, want) for op in others)
                 and not self._only_unseen_users(value, via)):
             return False
         reference = global_of(self._arg_attrs(value))
@@ -825,6 +826,13 @@ class _TensorPartitioner:
             target = self._global(reference)
             return target is not None and target.initial_value is None and shard_of(target) is None
         return is_input(self._arg_attrs(value)) or WEIGHT in self._arg_attrs(value)
+
+    def _rows_written_into(self, op: Operation, value: SSAValue, want: Split) -> bool:
+        """Whether a user of an argument to split as `want` is a scatter the walk has not
+        reached of rows into it along a dim `want` keeps whole (a stacked cache's rows of
+        every layer written after the layers): it takes the argument's split."""
+        return (isinstance(op, ScatterOp) and op.input == value and op.reduce is None and not self._seen(op)
+                and op.dim.value.data not in want.dims())
 
     def _only_unseen_users(self, value: SSAValue, via: Operation | None) -> bool:
         """Whether `value` is used once, or (in a training step) only by ops the walk

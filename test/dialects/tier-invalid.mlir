@@ -470,6 +470,20 @@ func.func @f(%h : !tier.buffer<hbm, 2x8xf32>, %p : !tier.buffer<hbm, 2xi64>, %pq
 
 // -----
 
+func.func @f(%h : !tier.buffer<hbm, 2x8xf32>, %p : !tier.buffer<hbm, 2xi64>) {
+  %s = tier.alloc offset 0 : !tier.buffer<sram, 2x8xf32>
+  %r = tier.alloc offset 64 : !tier.buffer<sram, 2xi64>
+  tier.dma %h -> %s : !tier.buffer<hbm, 2x8xf32> -> !tier.buffer<sram, 2x8xf32>
+  tier.dma %p -> %r : !tier.buffer<hbm, 2xi64> -> !tier.buffer<sram, 2xi64>
+  tier.scatter %s -> %h[%r] dim 1 {rows_only} : !tier.buffer<sram, 2x8xf32>, !tier.buffer<sram, 2xi64> -> !tier.buffer<hbm, 2x8xf32>
+  tier.dealloc %s : !tier.buffer<sram, 2x8xf32>
+  tier.dealloc %r : !tier.buffer<sram, 2xi64>
+  func.return
+}
+// CHECK: Operation does not verify: 'tier.scatter' source !tier.buffer<sram, 2x8xf32> and destination !tier.buffer<hbm, 2x8xf32> differ in shape or type (rows_only: the source is the destination's rows at the indices)
+
+// -----
+
 // tier.compute: its body's terminator (found by trait) yields one tensor per output buffer.
 func.func @f(%x : !tier.buffer<hbm, 4xf32>) {
   %in = tier.alloc offset 0 : !tier.buffer<sram, 4xf32>

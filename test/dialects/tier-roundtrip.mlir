@@ -72,6 +72,18 @@ builtin.module attributes {tier.sram_capacity = 16384 : i64} {
     func.return
   }
 
+  // the rows alone (two along dim 1, one an index), the cache not loaded for them
+  func.func @rows_only(%cache : !tier.buffer<hbm, 2x8x16xf32>, %new : !tier.buffer<hbm, 2x2x16xf32>, %pos : !tier.buffer<hbm, 2xi32>) {
+    %v = tier.alloc offset 0 : !tier.buffer<sram, 2x2x16xf32>
+    %r = tier.alloc offset 1024 : !tier.buffer<sram, 2xi32>
+    tier.dma %new -> %v : !tier.buffer<hbm, 2x2x16xf32> -> !tier.buffer<sram, 2x2x16xf32>
+    tier.dma %pos -> %r : !tier.buffer<hbm, 2xi32> -> !tier.buffer<sram, 2xi32>
+    tier.scatter %v -> %cache[%r] dim 1 {rows_only} : !tier.buffer<sram, 2x2x16xf32>, !tier.buffer<sram, 2xi32> -> !tier.buffer<hbm, 2x8x16xf32>
+    tier.dealloc %r : !tier.buffer<sram, 2xi32>
+    tier.dealloc %v : !tier.buffer<sram, 2x2x16xf32>
+    func.return
+  }
+
   // each row's target from logits that stay off chip: two index buffers, dims 0 and 1
   func.func @targets(%logits : !tier.buffer<hbm, 4x100xf32>, %ids : !tier.buffer<hbm, 4x1xi64>) {
     %rows = tier.alloc offset 0 : !tier.buffer<sram, 4x1xi64>
@@ -141,6 +153,9 @@ builtin.module attributes {tier.sram_capacity = 16384 : i64} {
 // CHECK-NEXT:   }
 // CHECK-NEXT:   func.func @rows(%cache: !tier.buffer<hbm, 2x8x16xf32>, %pos: !tier.buffer<hbm, 2xi32>) {
 // CHECK:          tier.scatter %s -> %cache[%r] dim 1 : !tier.buffer<sram, 2x8x16xf32>, !tier.buffer<sram, 2xi32> -> !tier.buffer<hbm, 2x8x16xf32>
+// CHECK:        }
+// CHECK-NEXT:   func.func @rows_only(%cache: !tier.buffer<hbm, 2x8x16xf32>, %new: !tier.buffer<hbm, 2x2x16xf32>, %pos: !tier.buffer<hbm, 2xi32>) {
+// CHECK:          tier.scatter %v -> %cache[%r] dim 1 {rows_only} : !tier.buffer<sram, 2x2x16xf32>, !tier.buffer<sram, 2xi32> -> !tier.buffer<hbm, 2x8x16xf32>
 // CHECK:        }
 // CHECK-NEXT:   func.func @targets(%logits: !tier.buffer<hbm, 4x100xf32>, %ids: !tier.buffer<hbm, 4x1xi64>) {
 // CHECK:          tier.gather %logits[%rows, %cols] -> %picked : !tier.buffer<hbm, 4x100xf32>, !tier.buffer<sram, 4x1xi64>, !tier.buffer<sram, 4x1xi64> -> !tier.buffer<sram, 4x1xf32>

@@ -7,6 +7,9 @@
 # layer's rows into the old buffer, after the last layer (no `where` over the whole stack).
 # A layer that also reads its whole slot after writing part of it (`cache[i]` after
 # `cache[i][0]`) is left as torch wrote it: the whole stack threaded through the layers.
+# A slot taken as `cache.narrow(0, i, 1)[0]` (a unit slice, written back by `slice_scatter`)
+# folds as `cache[i]` does; one taken from a window of two layers (`cache.narrow(0, 0, 2)[i]`)
+# is left as it was.
 # RUN: %python %s | filecheck %s
 
 import torch
@@ -37,15 +40,29 @@ class Stacked(nn.Module):
 
     def forward(self, x, pos):
         for i, layer in enumerate(self.layers):
-            x = layer(x, self.cache[i], pos, self.whole_slot_read)
+            x = layer(x, self.slot(i), pos, self.whole_slot_read)
         return x
 
+    def slot(self, i):
+        return self.cache[i]
 
-for whole_slot_read in (False, True):
-    model, inputs = Stacked(whole_slot_read).eval(), (torch.randn(1, 8), torch.tensor([5]))
+
+class Narrowed(Stacked):
+    def __init__(self, width: int) -> None:
+        super().__init__(False)
+        self.width = width
+
+    def slot(self, i):
+        return self.cache.narrow(0, i, 1)[0] if self.width == 1 else self.cache.narrow(0, 0, self.width)[i]
+
+
+cases = [(f"whole slot read: {read}", Stacked(read)) for read in (False, True)]
+cases += [(f"narrow width: {width}", Narrowed(width)) for width in (1, 2)]
+for label, model in cases:
+    inputs = (torch.randn(1, 8), torch.tensor([5]))
     with torch.no_grad():
-        exported = torch.export.export(model, inputs)
-    print(f"// whole slot read: {whole_slot_read}")
+        exported = torch.export.export(model.eval(), inputs)
+    print(f"// {label}")
     print(module_text(import_program(decompose(exported))))
 
 # CHECK-LABEL: // whole slot read: False
@@ -61,3 +78,15 @@ for whole_slot_read in (False, True):
 # CHECK-NEXT:  func.return
 # CHECK-LABEL: // whole slot read: True
 # CHECK:       rdu.map {{.*}}, %b_cache {rdu.layer = "layers.0"} : {{.*}} -> tensor<2x2x2x6x4xf32>
+# CHECK-LABEL: // narrow width: 1
+# CHECK:       rdu.slice %b_cache offsets [0, 0, 0, 0, 0] {{.*}}rdu.layer = "layers.0"
+# CHECK:       rdu.scatter {{.*}} dim 0 {rdu.layer = "layers.0"} : tensor<6x2x4xf32>
+# CHECK-NOT:   tensor<2x2x2x6x4xf32>) ->
+# CHECK:       rdu.slice %b_cache offsets [1, 0, 0, 0, 0] {{.*}}rdu.layer = "layers.1"
+# CHECK-NOT:   tensor<2x2x2x6x4xf32>) ->
+# CHECK:       rdu.scatter %b_cache[{{.*}}] = {{.*}} dim 3 : tensor<2x2x2x6x4xf32>, tensor<2x2x2x1x4xi64>,
+# CHECK-SAME:  tensor<2x2x2x1x4xf32> -> tensor<2x2x2x6x4xf32>
+# CHECK-NEXT:  func.return
+# CHECK-LABEL: // narrow width: 2
+# CHECK:       func.func @forward
+# CHECK:       {rdu.layer = "layers.0"} : {{.*}} -> tensor<2x2x2x6x4xf32>

@@ -1,6 +1,7 @@
 // rdu-insert-dma writes back an update that replaces rows of its buffer (a
 // static KV cache's index_copy_) in place, those rows only (tier.scatter), and
-// returns the buffer itself; any other update of a global is written whole
+// returns the buffer itself (a kernel that reads the old value only to scatter the
+// rows into it yields the rows alone and never loads the buffer: `rows_only`); any other update of a global is written whole
 // over it (rdu-insert-dma-whole-in-place.mlir), of an input it keeps its own
 // buffer and whole write-back.
 // RUN: rducc-opt --check-roundtrip --split-input-file -p rdu-insert-dma %s | filecheck %s
@@ -10,10 +11,10 @@
 // DDR-LABEL: func.func @forward
 // DDR:         %b_a = tier.get_global @a : !tier.buffer<ddr, 2x4x8xf32>
 // DDR-NOT:     %new_a = tier.alloc
-// DDR:         tier.scatter %a2_sram -> %b_a[%{{.+}}] dim 1 : !tier.buffer<sram, 2x4x8xf32>, !tier.buffer<sram, 1xi64> -> !tier.buffer<ddr, 2x4x8xf32>
+// DDR:         tier.scatter %a2_sram_rows -> %b_a[%{{.+}}] dim 1 {rows_only} : !tier.buffer<sram, 2x1x8xf32>, !tier.buffer<sram, 1xi64> -> !tier.buffer<ddr, 2x4x8xf32>
 
 // @a: rows at an input position, written in place; the kernel also yields the
-// row list. @b: the index is a kernel input, so its rows may differ across the
+// row list, and (@a read only by the scatter) the rows alone, @a not loaded. @b: the index is a kernel input, so its rows may differ across the
 // other dims: whole, over the global. @c: the whole buffer changes: whole, over
 // the global. @d: rows, but the old value is returned too (read after the
 // write): whole, into a buffer of its own. The input `state`: rows.
@@ -22,20 +23,25 @@
 // CHECK-NOT:     %new_a = tier.alloc
 // CHECK-NOT:     %new_b = tier.alloc
 // CHECK-NOT:     %new_c = tier.alloc
+// CHECK-NOT:     tier.dma %b_a ->
+// CHECK-NOT:     tier.dma %state ->
 // CHECK:         %new_d = tier.alloc : !tier.buffer<hbm, 2x4x8xf32>
-// CHECK:         %[[AROWS:.+]] = tier.alloc : !tier.buffer<sram, 1xi64>
+// CHECK:         %[[AVALS:.+]] = tier.alloc : !tier.buffer<sram, 2x1x8xf32>
+// CHECK-NEXT:    %[[AROWS:.+]] = tier.alloc : !tier.buffer<sram, 1xi64>
+// CHECK-NEXT:    %[[SVALS:.+]] = tier.alloc : !tier.buffer<sram, 1x8xf32>
 // CHECK-NEXT:    %[[SROWS:.+]] = tier.alloc : !tier.buffer<sram, 1xi64>
-// CHECK-NEXT:    tier.compute "k0" {{.*}} outs(%a2_sram, %b2_sram, %c2_sram, %d2_sram, %s2_sram, %[[AROWS]], %[[SROWS]] :
+// CHECK-NEXT:    tier.compute "k0" {{.*}} outs(%[[AVALS]], %b2_sram, %c2_sram, %d2_sram, %[[SVALS]], %[[AROWS]], %[[SROWS]] :
 // CHECK:           %[[L1:.+]] = rdu.reshape %row : tensor<1x1x1xi64> -> tensor<1xi64>
 // CHECK-NEXT:      %[[L2:.+]] = rdu.reshape %srow : tensor<1x1xi64> -> tensor<1xi64>
-// CHECK-NEXT:      rdu.yield %a2, %b2, %c2, %d2, %s2, %[[L1]], %[[L2]] :
+// CHECK-NEXT:      rdu.yield %xs, %b2, %c2, %d2, %ys, %[[L1]], %[[L2]] :
 // CHECK-NEXT:    }
-// CHECK-NEXT:    tier.scatter %a2_sram -> %b_a[%[[AROWS]]] dim 1 : !tier.buffer<sram, 2x4x8xf32>, !tier.buffer<sram, 1xi64> -> !tier.buffer<hbm, 2x4x8xf32>
+// CHECK-NEXT:    tier.scatter %[[AVALS]] -> %b_a[%[[AROWS]]] dim 1 {rows_only} : !tier.buffer<sram, 2x1x8xf32>, !tier.buffer<sram, 1xi64> -> !tier.buffer<hbm, 2x4x8xf32>
 // CHECK-NEXT:    tier.dealloc %[[AROWS]]
+// CHECK-NEXT:    tier.dealloc %[[AVALS]]
 // CHECK-NEXT:    tier.dma %b2_sram -> %b_b : !tier.buffer<sram, 2x4x8xf32> -> !tier.buffer<hbm, 2x4x8xf32>
 // CHECK-NEXT:    tier.dma %c2_sram -> %b_c
 // CHECK-NEXT:    tier.dma %d2_sram -> %new_d
-// CHECK-NEXT:    tier.scatter %s2_sram -> %state[%[[SROWS]]] dim 0 : !tier.buffer<sram, 4x8xf32>, !tier.buffer<sram, 1xi64> -> !tier.buffer<hbm, 4x8xf32>
+// CHECK-NEXT:    tier.scatter %[[SVALS]] -> %state[%[[SROWS]]] dim 0 {rows_only} : !tier.buffer<sram, 1x8xf32>, !tier.buffer<sram, 1xi64> -> !tier.buffer<hbm, 4x8xf32>
 // CHECK:         func.return %b_d, %b_a, %b_b, %b_c, %new_d, %state :
 
 builtin.module attributes {rdu.level = #rdu<level kernels>} {
@@ -76,7 +82,7 @@ builtin.module attributes {rdu.level = #rdu<level kernels>} {
 // CHECK-NEXT:    func.return %n0, %n1 :
 // CHECK-LABEL: func.func private @layer
 // CHECK-NOT:     tier.alloc : !tier.buffer<hbm
-// CHECK:         tier.scatter %c2_sram -> %cache[%cache_rows_sram] dim 0
+// CHECK:         tier.scatter %c2_sram_rows -> %cache[%cache_rows_sram] dim 0 {rows_only}
 // CHECK:         func.return %cache : !tier.buffer<hbm, 4x8xf32>
 
 builtin.module attributes {rdu.level = #rdu<level kernels>} {
@@ -142,9 +148,9 @@ builtin.module attributes {rdu.level = #rdu<level kernels>} {
 // CHECK:         %[[FROWS:.+]] = tier.alloc : !tier.buffer<sram, 1xi64>
 // CHECK:           %[[LINE:.+]] = rdu.slice %fill offsets [0, 0, 0] strides [1, 1, 1] : tensor<2x1x8xi64> -> tensor<1x1x1xi64>
 // CHECK-NEXT:      %[[LIST:.+]] = rdu.reshape %[[LINE]] : tensor<1x1x1xi64> -> tensor<1xi64>
-// CHECK-NEXT:      rdu.yield %e2, %f2, %[[LIST]] :
+// CHECK-NEXT:      rdu.yield %e2, %xs, %[[LIST]] :
 // CHECK:         tier.dma %e2_sram -> %b_e
-// CHECK-NEXT:    tier.scatter %f2_sram -> %b_f[%[[FROWS]]] dim 1 : !tier.buffer<sram, 2x4x8xf32>, !tier.buffer<sram, 1xi64> -> !tier.buffer<hbm, 2x4x8xf32>
+// CHECK-NEXT:    tier.scatter %f2_sram_rows -> %b_f[%[[FROWS]]] dim 1 {rows_only} : !tier.buffer<sram, 2x1x8xf32>, !tier.buffer<sram, 1xi64> -> !tier.buffer<hbm, 2x4x8xf32>
 
 builtin.module attributes {rdu.level = #rdu<level kernels>} {
   tier.global @e in hbm : tensor<2x4x8xf32> {kind = "buffer"}
@@ -161,5 +167,35 @@ builtin.module attributes {rdu.level = #rdu<level kernels>} {
       rdu.yield %e2, %f2 : tensor<2x4x8xf32>, tensor<2x4x8xf32>
     }
     func.return %new_e, %new_f : tensor<2x4x8xf32>, tensor<2x4x8xf32>
+  }
+}
+
+// -----
+
+// The kernel also reads the new value (an attention over the cache it wrote
+// the rows into): the whole new value is in SRAM anyway, the rows are written
+// from it (not `rows_only`), the old value loaded whole.
+// CHECK-LABEL: func.func @forward
+// CHECK:         tier.dma %b_g -> %g_sram : !tier.buffer<hbm, 2x4x8xf32> -> !tier.buffer<sram, 2x4x8xf32>
+// CHECK:         rdu.yield %g2, %sum, %{{.+}} :
+// CHECK-NOT:     rows_only
+// CHECK:         tier.scatter %g2_sram -> %b_g[%{{.+}}] dim 1 : !tier.buffer<sram, 2x4x8xf32>, !tier.buffer<sram, 1xi64> -> !tier.buffer<hbm, 2x4x8xf32>
+
+builtin.module attributes {rdu.level = #rdu<level kernels>} {
+  tier.global @g in hbm : tensor<2x4x8xf32> {kind = "buffer"}
+  func.func @forward(%x: tensor<2x1x8xf32> {rdu.input = "x"}, %pos: tensor<1xi64> {rdu.input = "pos"}, %b_g: tensor<2x4x8xf32> {rdu.global = @g}) -> (tensor<2x4x8xf32>, tensor<2x4x8xf32>) attributes {rdu.result_updates = ["buffer:g", ""]} {
+    %new_g, %out = rdu.kernel "k0"(%x, %pos, %b_g) {rdu.tile_plan = #rdu.tile_plan<tiles = 1, size = 0, in = [-1, -1, -1], out = [-1, -1], working_set = 4096>} : (tensor<2x1x8xf32>, tensor<1xi64>, tensor<2x4x8xf32>) -> (tensor<2x4x8xf32>, tensor<2x4x8xf32>) {
+    ^bb0(%xs: tensor<2x1x8xf32>, %p: tensor<1xi64>, %g: tensor<2x4x8xf32>):
+      %row = rdu.reshape %p : tensor<1xi64> -> tensor<1x1x1xi64>
+      %rows = rdu.broadcast %row : tensor<1x1x1xi64> -> tensor<2x1x8xi64>
+      %g2 = rdu.scatter %g[%rows] = %xs dim 1 : tensor<2x4x8xf32>, tensor<2x1x8xi64>, tensor<2x1x8xf32> -> tensor<2x4x8xf32>
+      %sum = rdu.map %g2, %g2 : (tensor<2x4x8xf32>, tensor<2x4x8xf32>) -> tensor<2x4x8xf32> {
+      ^bb1(%u: f32, %v: f32):
+        %w = arith.addf %u, %v : f32
+        rdu.yield %w : f32
+      }
+      rdu.yield %g2, %sum : tensor<2x4x8xf32>, tensor<2x4x8xf32>
+    }
+    func.return %new_g, %out : tensor<2x4x8xf32>, tensor<2x4x8xf32>
   }
 }

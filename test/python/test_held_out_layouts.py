@@ -23,6 +23,7 @@ from __future__ import annotations
 import copy
 
 import numpy as np
+import pytest
 import torch
 from test_deepseek_v3 import Logits
 from torch import nn
@@ -233,36 +234,87 @@ class StackedCache(nn.Module):
     by `index_copy_` on `cache[i][0]` or by `cache[i][0, :, pos] = k` (`index_put_`), and reading
     them back by `unbind(0)`."""
 
-    def __init__(self, by_index: bool) -> None:
+    def __init__(self, by_index: bool, narrow: bool = False) -> None:
         super().__init__()
-        self.by_index = by_index
+        self.by_index, self.narrow = by_index, narrow
         self.layers = nn.ModuleList(StackedCacheLayer() for _ in range(3))
         self.register_buffer("cache", torch.randn(3, 2, 2, 6, 4))
 
     def forward(self, x: torch.Tensor, position: torch.Tensor) -> torch.Tensor:
         for i, layer in enumerate(self.layers):
-            x = layer(x, self.cache[i], position, self.by_index)
+            slot = self.cache.narrow(0, i, 1)[0] if self.narrow else self.cache[i]
+            x = layer(x, slot, position, self.by_index)
         return x
 
 
-def test_stacked_cache_written_per_layer_loops_one_layer_and_writes_rows_in_place():
+@pytest.mark.parametrize("narrow", [False, True], ids=["select", "narrow"])
+def test_stacked_cache_written_per_layer_loops_one_layer_and_writes_rows_in_place(narrow: bool):
     """The stack's writes folded per slot (`rducc.frontend.stacked_writes`): one loop of the
     layer, the new rows written into the buffer in place after it; the program and the cache
-    it leaves match eager over two steps (`index_copy_`; lit importer/stacked-cache-writes.py
-    has `index_put_`'s fold)."""
+    it leaves match eager over two steps (`index_copy_` on `cache[i][0]`, or on
+    `cache.narrow(0, i, 1)[0][0]`, a `slice_scatter` over the stack; lit
+    importer/stacked-cache-writes.py has `index_put_`'s fold)."""
     torch.manual_seed(5)
-    model, x = StackedCache(by_index=True).eval(), torch.randn(1, 8)
+    model, x = StackedCache(by_index=True, narrow=narrow).eval(), torch.randn(1, 8)
     eager = copy.deepcopy(model)
     program = rducc.compile(torch.export.export(model, (x, torch.tensor([2]))), (x, torch.tensor([2])),
                             target="sn40l")
     loops = estimate(program.module, load_target("sn40l")).loops
     assert [(loop.calls, loop.looped) for loop in loops] == [(3, True)], loops
-    assert any(isinstance(op, ScatterDmaOp) for op in program.module.walk())  # the rows only, in place
+    # the rows only, in place, from a kernel that computes them alone (the stack not loaded for them)
+    assert any(isinstance(op, ScatterDmaOp) and op.rows_only for op in program.module.walk())
     for step in range(2):
         x, position = torch.randn(1, 8), torch.tensor([4 - step])
         with torch.no_grad():
             expected = eager(x, position).numpy()
         np.testing.assert_allclose(np.asarray(program(x, position)), expected, rtol=1e-5, atol=1e-6)
+    np.testing.assert_allclose(program.weights["cache"], eager.cache.numpy(), rtol=1e-6, atol=1e-6)
+
+
+class StackedCacheAttentionLayer(nn.Module):
+    def __init__(self) -> None:
+        super().__init__()
+        self.q, self.k, self.v, self.o = (nn.Linear(8, 8, bias=False) for _ in range(4))
+
+    def forward(self, x: torch.Tensor, slot: torch.Tensor, position: torch.Tensor) -> torch.Tensor:
+        slot[0].index_copy_(1, position, self.k(x).view(2, 1, 4))
+        slot[1].index_copy_(1, position, self.v(x).view(2, 1, 4))
+        keys, values = slot.unbind(0)
+        scores = torch.softmax(self.q(x).view(2, 1, 4) @ keys.transpose(-1, -2), -1)
+        return x + self.o((scores @ values).reshape(1, 8))
+
+
+class StackedCacheAttention(nn.Module):
+    """`StackedCache` with its attention's queries a projection split by heads (2 KV heads of 4)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.layers = nn.ModuleList(StackedCacheAttentionLayer() for _ in range(2))
+        self.register_buffer("cache", torch.randn(2, 2, 2, 6, 4))
+
+    def forward(self, x: torch.Tensor, position: torch.Tensor) -> torch.Tensor:
+        for i, layer in enumerate(self.layers):
+            x = layer(x, self.cache[i], position)
+        return x
+
+
+def test_stacked_cache_splits_by_kv_heads_with_its_row_write():
+    """tp=2: the stacked cache splits by KV heads as each layer takes its windows, and the
+    rows every layer writes after the layers are written into each rank's part (lit
+    rdu-partition-stacked-cache-rows.mlir): nothing gathered; the output and the cache it
+    leaves match eager."""
+    torch.manual_seed(6)
+    model, x = StackedCacheAttention().eval(), torch.randn(1, 8)
+    eager = copy.deepcopy(model)
+    program = _split_compile(model, (x, torch.tensor([2])), 2)
+    shards = {op.sym_name.data: str(op.attributes.get("rdu.shard")) for op in program.module.walk()
+              if isinstance(op, GlobalOp)}
+    assert shards["cache"] == "#rdu.split<(2, 2, 1)>", shards
+    assert not any(isinstance(op, AllGatherOp) for op in program.module.walk())
+    x, position = torch.randn(1, 8), torch.tensor([4])
+    with torch.no_grad():
+        expected = eager(x, position).numpy()
+    np.testing.assert_allclose(np.asarray(program(x, position)), expected, rtol=1e-5, atol=1e-5)
     np.testing.assert_allclose(program.weights["cache"], eager.cache.numpy(), rtol=1e-6, atol=1e-6)
 
 

@@ -1,0 +1,115 @@
+"""Kernels that write rows into a buffer they read for nothing else: the rows alone.
+
+A kernel whose result is a buffer with some rows replaced (`rdu.scatter` of a row
+list, no reduction) is written back in place, those rows only (`tier.scatter`,
+passes/rdu_insert_dma/write_in_place.py). When the kernel reads the buffer's old
+value only to scatter the rows into it and yields the result only to be written
+back, it need not hold the buffer at all: it computes the rows and writes them
+(`tier.scatter {rows_only}`). Every layer's rows of a KV cache stacked over the
+layers, written after the layers, are such a kernel: without this it loads the
+whole stack to write a few KB.
+
+One rule, asked by `rdu-tile` (which weighs such a kernel by its rows, so a stack
+that does not fit SRAM does not make it tiled) and by `rdu-insert-dma` (which
+lowers it so): `rows_alone_scatter` on a kernel body, and `rows_alone_outputs` for
+the updates of a function that the lowering writes in place.
+"""
+
+from __future__ import annotations
+
+from xdsl.dialects import func
+from xdsl.ir import Block, BlockArgument, Operation, SSAValue
+
+from rducc.dialects.contracts import arg_attrs, global_of, input_label, result_updates
+from rducc.dialects.liveness import positions
+from rducc.dialects.rdu.dataflow import BroadcastOp, KernelOp, MapOp, ScatterOp
+from rducc.dialects.shapes import shape_of
+
+
+def row_list(index: SSAValue, dim: int) -> SSAValue | None:
+    """A value whose elements, in order, are the rows a scatter along `dim` writes,
+    when its index is the same everywhere but along `dim` (a broadcast, perhaps
+    through several, of a value of size 1 in every other dim); else None."""
+    shape = shape_of(index.type)
+    count, rank = shape[dim], len(shape)
+    value = index
+    while True:
+        current = shape_of(value.type)
+        at = dim - (rank - len(current))
+        others_one = all(size == 1 for d, size in enumerate(current) if d != at)
+        if others_one and (0 <= at < len(current) and current[at] == count or count == 1):
+            return value
+        owner = value.owner
+        if isinstance(owner, MapOp) and not owner.inputs and 0 <= at < len(current) and current[at] == count:
+            return value  # a fill (`torch.full`): the same everywhere; `_add_output` takes one line of it
+        if not isinstance(owner, BroadcastOp):
+            return None
+        value = owner.input
+
+
+def rows_alone_scatter(yielded: SSAValue, body: Block) -> ScatterOp | None:
+    """The scatter that `yielded` (a value `body`'s terminator yields) is, when it writes
+    rows (a row list, no reduction) into a block argument of `body` read by it alone,
+    its result yielded once and used by nothing else, its rows of the index's shape and
+    the buffer's but along the scattered dim: the kernel may yield the rows alone."""
+    scatter = yielded.owner
+    if not isinstance(scatter, ScatterOp) or scatter.reduce is not None:
+        return None
+    old, uses = scatter.input, list(scatter.result.uses)
+    if not isinstance(old, BlockArgument) or old.block is not body or len(list(old.uses)) != 1 \
+            or len(uses) != 1 or uses[0].operation is not body.last_op:
+        return None
+    dim = scatter.dim.value.data
+    index, rows, whole = shape_of(scatter.index.type), shape_of(scatter.source.type), shape_of(scatter.result.type)
+    if list(index) != list(rows) or any(a != b for d, (a, b) in enumerate(zip(index, whole)) if d != dim):
+        return None
+    return scatter if row_list(scatter.index, dim) is not None else None
+
+
+def rows_alone_outputs(function: func.FuncOp) -> dict[KernelOp, list[ScatterOp]]:
+    """The kernels of `function`'s block (before lowering) whose results are updates the
+    function returns once, of a global or input that the kernel takes as the scatter's
+    old value and nothing reads after it: each with those scatters (`rows_alone_scatter`)."""
+    block = function.body.block
+    returned = block.last_op
+    if not isinstance(returned, func.ReturnOp):
+        return {}
+    buffers = {}
+    for arg, attrs in zip(function.args, arg_attrs(function)):
+        name = global_of(attrs)
+        buffers[("buffer", name) if name is not None else ("input", input_label(attrs))] = arg
+    order = positions(block)
+    values = list(returned.arguments)
+    found: dict[KernelOp, list[ScatterOp]] = {}
+    for value, update in zip(values, result_updates(function)):
+        kernel = value.owner
+        target = buffers.get((update.kind, update.name)) if update is not None else None
+        if target is None or not isinstance(kernel, KernelOp) or kernel.parent_block() is not block \
+                or values.count(value) != 1:
+            continue
+        body = kernel.body.block
+        yielded = body.last_op
+        scatter = rows_alone_scatter(yielded.operands[kernel.results.index(value)], body) if yielded else None
+        old = scatter.input if scatter is not None else None
+        if not isinstance(old, BlockArgument) or kernel.inputs[old.index] != target \
+                or list(kernel.inputs).count(target) != 1 or _read_after(target, kernel, order):
+            continue
+        assert scatter is not None
+        found.setdefault(kernel, []).append(scatter)
+    return found
+
+
+def _read_after(value: SSAValue, kernel: KernelOp, order: dict[Operation, int]) -> bool:
+    """Whether an op of the kernel's block after it uses `value`."""
+    block = kernel.parent_block()
+    at = order[kernel]
+    for use in value.uses:
+        op = use.operation
+        while op is not None and op.parent_block() is not block:
+            op = op.parent_op()
+        if op is not None and order.get(op, -1) > at:
+            return True
+    return False
+
+
+__all__ = ["row_list", "rows_alone_outputs", "rows_alone_scatter"]
