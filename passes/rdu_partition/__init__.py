@@ -682,6 +682,8 @@ class _TensorPartitioner:
     exchanged there to a split with a period that every slice keeps (`_exchange_point`),
     each with (its consecutive split, that periodic split); chosen where the exchange
     costs less than the head-pair split's extra reads (`_exchange_pays`)."""
+    priced: dict[Operation, bool] = field(default_factory=dict)
+    """Whether each exchange point's exchange was taken, priced once (`_exchange_pays`)."""
     pricing: str = ""
     """Inside `_exchange_pays`' look at a projection's split: "pairs", the head-pair split
     (`_chunked_columns` as without exchanges), or "exchange", with the tentative one."""
@@ -2553,21 +2555,28 @@ class _TensorPartitioner:
             return pairs  # no head pairs: gathered where cut, and what follows whole (as the exchange gathers)
         matmuls: list[Operation] = []
         point = self._exchange_point(value, columns, matmuls)
-        if point is not None and (pairs is None or self._exchange_pays(point, matmuls)):
-            self.exchanges[point[0].owner] = point[1:]  # type: ignore[index]
+        if point is None:
+            return pairs
+        cut = point[0].owner
+        assert isinstance(cut, Operation)
+        if cut not in self.priced:  # once a point, by its first projection: the others not partitioned yet
+            self.priced[cut] = pairs is None or self._exchange_pays(point, matmuls)
+        if self.priced[cut]:
+            self.exchanges[cut] = point[1:]
             return None  # kept consecutive: the heads are exchanged where the chunks cut them
         return pairs
 
     def _head_pairs(self, value: SSAValue, columns: Split, head: int) -> tuple[int, int, int] | None:
         """(parts, stride, period) of `_chunked_columns`' split: the most parts, then the
         longest period, that every slice keeps. With an exchange point downstream, also the
-        replicas' minor stride (KV heads chunked, tiled and repeated to consecutive query
-        heads: rank r holds KV heads r % parts of each chunk), whichever reaches the
-        exchange point as the query heads do (`_ranks_kept`)."""
+        replicas' other strides (KV heads chunked, tiled and repeated to consecutive query
+        heads: rank r holds KV heads (r // stride) % parts of each chunk), whichever reaches
+        the exchange point as the query heads do (`_ranks_kept`); or every head whole."""
         ((dim, parts, stride, _),) = columns.entries
         length = self.full_shape(value)[dim]
         for fewer in (p for p in range(parts, 1, -1) if parts % p == 0):
-            spreads = [stride] if fewer == parts else [self.tp // fewer] + ([1] if self.exchanges else [])
+            spreads = [stride] if fewer == parts else [self.tp // fewer] + (
+                [s for s in range(1, self.tp // fewer) if self.tp % (fewer * s) == 0] if self.exchanges else [])
             for spread, period in ((s, p) for s in spreads for p in range(length - fewer * head, 0, -fewer * head)):
                 trial = Split(((dim, fewer, spread, period),))
                 if length % period == 0 and trial.valid(self.tp) and self._reshapes_keep(value, trial) \
@@ -2714,7 +2723,7 @@ class _TensorPartitioner:
         for matmul in matmuls:
             for operand in matmul.operands:
                 projections: list[MatmulOp] = []
-                inputs = self._inputs_behind(operand, projections, LOOK_AHEAD, set())
+                inputs = self._inputs_behind(operand, projections, CHUNK_LOOK_AHEAD, set())
                 for projection in projections:
                     weight = self._weight_behind(projection.rhs)
                     found.setdefault(projection, inputs + (self._full_bytes(weight) if weight is not None else 0))
