@@ -63,7 +63,12 @@ every `func.func` of the module. The result is one SPMD program:
   chunked in halves, head h paired with h + heads / 2) splits with a period of a
   chunk, a rank holding its share of each, over fewer parts with each KV head over
   a group of ranks where the repeat to the query heads widens it back
-  (`_chunked_columns`): every chunk split by whole heads, nothing gathered. A split weight or input keeps its full
+  (`_chunked_columns`): every chunk split by whole heads, nothing gathered; or, where the
+  cost model prices it lower (`_exchange_pays`: an all-gather against the head-pair
+  split's extra reads of each KV head and its cache), or no such split exists, q and k
+  split in consecutive heads (a KV head on one rank) and the attention output's heads
+  exchanged where the chunks cut them: all-gathered, each rank keeping its part of every
+  chunk (`rdu.local_part` of a periodic split, `_exchange_point`). A split weight or input keeps its full
   shape in the weights file and the caller's arrays: `rdu.shard` (`#rdu.split`)
   on the `tier.global` (or the argument) says which part each rank takes, and
   the IR types are one rank's shapes. An op whose operands cannot stay split
@@ -2546,7 +2551,14 @@ class _TensorPartitioner:
         (`_ranks_kept`: KV heads repeated to their query heads, each KV head held by
         a group of ranks). None when no slice cuts the consecutive split, or no
         period keeps every slice (heads a chunk that the ranks do not divide); None
-        too for columns no reshape views as heads (the chunks are of heads)."""
+        too for columns no reshape views as heads (the chunks are of heads).
+
+        The other candidate: the consecutive split kept (None), the heads exchanged where
+        the chunks cut them after attention (`_exchange_point`: the output all-gathered,
+        each rank keeping its part of every chunk), taken where no head-pair split keeps
+        the chunks or where it costs less than the head-pair split's extra reads of the KV
+        projections and their caches (`_exchange_pays`, the target's collective and HBM
+        figures); priced once a point, by its first projection, which the others follow."""
         head = self._head_size(value)
         if head is None or self._ranks_kept(value, columns):
             return None  # columns not viewed as heads, or no slice cuts them (or only an exchange point)
@@ -2584,12 +2596,17 @@ class _TensorPartitioner:
                     return fewer, spread, period
         return (1, self.tp, 0) if self._reaches_exchange(value) else None  # whole: every head for every rank
 
-    def _reaches_exchange(self, value: SSAValue, depth: int = CHUNK_LOOK_AHEAD) -> bool:
+    def _reaches_exchange(self, value: SSAValue, depth: int = CHUNK_LOOK_AHEAD,
+                          seen: set[SSAValue] | None = None) -> bool:
         """Whether `value` reaches an exchange point (`exchanges`) through its users, `depth` deep."""
+        seen = set() if seen is None else seen
         if self._exchange_at(value) is not None:
             return True
-        return bool(depth) and any(self._reaches_exchange(result, depth - 1) for use in value.uses
-                                   for result in use.operation.results)
+        if value in seen or not depth:
+            return False
+        seen.add(value)
+        return any(self._reaches_exchange(result, depth - 1, seen) for use in value.uses
+                   for result in use.operation.results)
 
     def _ranks_kept(self, value: SSAValue, split: Split, depth: int = CHUNK_LOOK_AHEAD,
                     seen: set[tuple[SSAValue, Split]] | None = None) -> int:
@@ -2680,9 +2697,12 @@ class _TensorPartitioner:
         each rank keeping its periodic part) is the better split of the projections behind
         the attention matmuls on the way (q, k and its cache, v and its). Not where the
         exchange leaves one of them cut (gathered); yes where the head-pair split does and
-        the exchange does not; else where it costs less time than the head-pair split's
-        extra HBM reads: a projection split over fewer parts in head pairs than with the
-        exchange reads (1 / fewer - 1 / more) of its weight and cache more on every rank."""
+        the exchange does not; else where the exchange's exposed time costs less than the
+        head-pair split's extra HBM reads: a projection split over fewer parts in head
+        pairs than with the exchange reads (1 / fewer - 1 / more) of its weight and cache
+        more on every rank. The exchange's time (the target's collective figures) is
+        exposed past what the weights read after it (o_proj's) take to load: the cost
+        model's schedule loads them while the kernel waits for the exchange (`_weights_after`)."""
         chunked, split, _ = point
         priced = [(read, self._priced_parts(projection, {}),
                    self._priced_parts(projection, {chunked.owner: point[1:]}))  # type: ignore[dict-item]
@@ -2694,8 +2714,28 @@ class _TensorPartitioner:
         target = module_target(self.module)
         parts = int(np.prod([p for _, p, _, _ in split.entries]))
         exchange = collective_seconds("all_gather", self._full_bytes(chunked) // parts, parts, target)[0]
+        hidden = self._weights_after(chunked) / self.tp / target.sustained_bandwidth("hbm")
         extra = sum(read * (1 / pairs - 1 / exchanged) for read, (pairs, _), (exchanged, _) in priced)
-        return extra / target.sustained_bandwidth("hbm") > exchange
+        return extra / target.sustained_bandwidth("hbm") > max(0.0, exchange - hidden)
+
+    def _weights_after(self, value: SSAValue, depth: int = CHUNK_LOOK_AHEAD, seen: set[SSAValue] | None = None) -> int:
+        """The bytes (whole) of the weights of the linear layers `value` reaches through
+        its users (o_proj after the attention output's heads), `depth` deep: what the
+        kernels reading an exchanged value load while they wait for it (the cost model's
+        overlap schedule, compiler/model/overlap_schedule.py), a rank its tp-th share."""
+        seen = set() if seen is None else seen
+        if value in seen or not depth:
+            return 0
+        seen.add(value)
+        total = 0
+        for use in value.uses:
+            user = use.operation
+            if isinstance(user, MatmulOp):
+                weight = self._weight_behind(user.rhs) if self._from_weights(user.rhs) else None
+                total += self._full_bytes(weight) if weight is not None else 0
+                continue
+            total += sum(self._weights_after(result, depth - 1, seen) for result in user.results)
+        return total
 
     def _priced_parts(self, projection: MatmulOp, exchanges: dict[Operation, tuple[Split, Split]]
                       ) -> tuple[int, bool]:
