@@ -2623,13 +2623,10 @@ class _TensorPartitioner:
         seen.add((value, split))
         for use in value.uses:
             user = use.operation
-            if isinstance(user, SliceOp):
-                try:
-                    carried = _slice_split(user, split, self.full_shape(user.input))
-                except _Unsplittable:
-                    return 0
-            else:
-                carried = self._carried(user, use.index, split)
+            try:
+                carried = self._carried_through(user, use.index, split)
+            except _Unsplittable:
+                return 0
             if carried is not None:
                 reached = self._ranks_kept(user.results[0], carried, depth - 1, seen)
                 if not reached:
@@ -2637,28 +2634,33 @@ class _TensorPartitioner:
                 widest = max(widest, reached)
         return widest
 
+    def _carried_through(self, user: Operation, index: int, split: Split) -> Split | None:
+        """The split of `user`'s result when its operand `index` is held as `split`
+        (`_carried`; a slice's by `_slice_split`, raising `_Unsplittable` where it cuts)."""
+        if isinstance(user, SliceOp):
+            return _slice_split(user, split, self.full_shape(user.input))
+        return self._carried(user, index, split)
+
     def _exchange_point(self, value: SSAValue, split: Split, matmuls: list[Operation], depth: int = CHUNK_LOOK_AHEAD,
                         seen: set[tuple[SSAValue, Split]] | None = None) -> tuple[SSAValue, Split, Split] | None:
         """(value, its split, the periodic split its slices keep) where a projection's
         consecutive `split`, carried as `_ranks_kept` carries it, is first cut by a slice
-        after an attention matmul (appended to `matmuls` on the way): the output heads chunked and subtracted
-        (DiffLlama's head h minus head h + heads / 2). There the heads can be exchanged
-        (all-gathered, each rank keeping its part of every chunk) instead of splitting the
-        projections in head pairs. None when nothing cuts it there or no period keeps the slices."""
+        after an attention matmul (appended to `matmuls` on the way): the output heads
+        chunked and subtracted (DiffLlama's head h minus head h + heads / 2). There the
+        heads can be exchanged (all-gathered, each rank keeping its part of every chunk)
+        instead of splitting the projections in head pairs. None when nothing cuts it
+        there or no period keeps the slices."""
         seen = set() if seen is None else seen
         if (value, split) in seen or not depth:
             return None
         seen.add((value, split))
         for use in value.uses:
             user = use.operation
-            if isinstance(user, SliceOp):
-                try:
-                    carried = _slice_split(user, split, self.full_shape(user.input))
-                except _Unsplittable:
-                    periodic = self._kept_period(value, split) if matmuls else None
-                    return None if periodic is None else (value, split, periodic)
-            else:
-                carried = self._carried(user, use.index, split)
+            try:
+                carried = self._carried_through(user, use.index, split)
+            except _Unsplittable:
+                periodic = self._kept_period(value, split) if matmuls else None
+                return None if periodic is None else (value, split, periodic)
             if carried is None:
                 continue
             crossed = [*matmuls, user] if isinstance(user, MatmulOp) else matmuls

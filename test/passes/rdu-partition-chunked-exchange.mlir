@@ -2,8 +2,9 @@
 // 262,144 (only its types: nothing runs), at tp=4 on sn40l-8. Its head-pair split holds each
 // KV head on a pair of ranks, so every rank reads half of k's weight (8 MB) where a
 // consecutive split reads a quarter; the exchange of the attention output's heads (an
-// all-gather of 64 floats a rank, each rank keeping its part of both chunks) costs less
-// than those 4 MB of HBM reads by the target's figures, so rdu-partition takes it
+// all-gather of 64 floats a rank, each rank keeping its part of both chunks) is hidden
+// by the cost model's schedule behind the load of o_proj's 8 MB a rank that waits for it,
+// and costs less than those 4 MB of HBM reads, so rdu-partition takes it
 // (`_exchange_pays`): q and k split in consecutive heads (rank r: query heads 2r, 2r + 1
 // and KV head r), v's KV heads r % 2 and 2 + r % 2 (the minor stride: what the tiled
 // values of the consecutive query heads read), the output gathered and cut to each

@@ -11,8 +11,9 @@
 // a chunk (a KV head a pair of ranks, widened back to 4 by the repeat to the
 // query heads), q 4 ways. (tp=2, against eager: test_held_out_layouts.py.) The
 // exchange of the output's heads that would let k and q split consecutively (each KV
-// head on one rank) costs more here than the reads of k it saves: not taken (taken at
-// a hidden size of 262,144: rdu-partition-chunked-exchange.mlir).
+// head on one rank) costs more here than the reads of k it saves (o_proj's load, which
+// would hide it, is tiny): not taken (taken at a hidden size of 262,144:
+// rdu-partition-chunked-exchange.mlir).
 // RUN: rducc-opt --check-roundtrip -p 'rdu-partition{tp=4}' %s | filecheck %s
 // tp=8: 4 heads in a chunk cannot split 8 ways: no period keeps the chunks,
 // q splits in one piece and what the chunks cut is gathered (correct, slower).

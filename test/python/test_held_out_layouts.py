@@ -293,17 +293,23 @@ class DifferentialAttention(nn.Module):
 def test_heads_chunked_after_attention_split_with_a_period():
     """q's heads split with a period of half the heads (a rank holds head h and h + 4), k's and
     v's KV heads alike, so each chunk is split by whole heads: nothing gathered at tp=2."""
-    torch.manual_seed(5)
-    model = DifferentialAttention().eval()
-    inputs = (torch.randn(1, 1, 16), torch.randn(1, 4, 5, 4), torch.randn(1, 4, 5, 4))
-    program = _split_compile(model, inputs, 2)
-    shards = {op.sym_name.data: str(op.attributes.get("rdu.shard")) for op in program.module.walk()
-              if isinstance(op, GlobalOp)}
+    program, shards = _attention_at_tp2(DifferentialAttention(), 4, 5)
     assert shards["q.weight"] == "#rdu.split<(0, 2, 1, 16)>" and shards["v.weight"] == "#rdu.split<(0, 2, 1, 8)>"
     assert not any(isinstance(op, AllGatherOp) for op in program.module.walk())
+
+
+def _attention_at_tp2(model: nn.Module, kv_heads: int, seed: int):
+    """`model` (an attention of [1, 1, 16] inputs and caches of `kv_heads` heads of 4 at 5
+    positions) split at tp=2, checked against eager: (program, each weight's `rdu.shard`)."""
+    torch.manual_seed(seed)
+    model = model.eval()
+    inputs = (torch.randn(1, 1, 16), torch.randn(1, kv_heads, 5, 4), torch.randn(1, kv_heads, 5, 4))
+    program = _split_compile(model, inputs, 2)
     with torch.no_grad():
         expected = model(*inputs).numpy()
     np.testing.assert_allclose(np.asarray(program(*inputs)), expected, rtol=1e-5, atol=1e-5)
+    return program, {op.sym_name.data: str(op.attributes.get("rdu.shard")) for op in program.module.walk()
+                     if isinstance(op, GlobalOp)}
 
 
 class DiffLlamaAttention(nn.Module):
@@ -335,16 +341,8 @@ def test_heads_chunked_after_attention_exchanged():
     query heads read both value heads), and the attention output's heads are exchanged where
     the chunks cut them: one all-gather, each rank keeping its part of both chunks
     (rdu-partition's `_exchange_point`); o_proj by rows."""
-    torch.manual_seed(6)
-    model = DiffLlamaAttention().eval()
-    inputs = (torch.randn(1, 1, 16), torch.randn(1, 2, 5, 4), torch.randn(1, 2, 5, 4))
-    program = _split_compile(model, inputs, 2)
-    shards = {op.sym_name.data: str(op.attributes.get("rdu.shard")) for op in program.module.walk()
-              if isinstance(op, GlobalOp)}
+    program, shards = _attention_at_tp2(DiffLlamaAttention(), 2, 6)
     assert shards["q.weight"] == shards["k.weight"] == "#rdu.split<(0, 2, 1)>" and shards["v.weight"] == "None"
     assert shards["o.weight"] == "#rdu.split<(1, 2, 1)>"
     exchange = [op for op in program.module.walk() if isinstance(op, AllGatherOp | LocalPartOp)]
     assert [type(op) for op in exchange] == [AllGatherOp, LocalPartOp]
-    with torch.no_grad():
-        expected = model(*inputs).numpy()
-    np.testing.assert_allclose(np.asarray(program(*inputs)), expected, rtol=1e-5, atol=1e-5)
