@@ -273,10 +273,10 @@ class DifferentialAttention(nn.Module):
     KV heads chunked in halves, each tiled back and repeated to the query heads, two attention
     products, the output's heads chunked in halves and subtracted, a per-head RMS norm."""
 
-    def __init__(self) -> None:
+    def __init__(self, kv_heads: int = 4) -> None:
         super().__init__()
         self.q = nn.Linear(16, 32, bias=False)
-        self.k, self.v = nn.Linear(16, 16, bias=False), nn.Linear(16, 16, bias=False)
+        self.k, self.v = nn.Linear(16, 4 * kv_heads, bias=False), nn.Linear(16, 4 * kv_heads, bias=False)
         self.o = nn.Linear(32, 16, bias=False)
         self.lam = nn.Parameter(torch.tensor(0.3))
 
@@ -312,18 +312,14 @@ def _attention_at_tp2(model: nn.Module, kv_heads: int, seed: int):
                      if isinstance(op, GlobalOp)}
 
 
-class DiffLlamaAttention(nn.Module):
+class DiffLlamaAttention(DifferentialAttention):
     """DiffLlama's attention as transformers writes it, at tiny widths (8 query heads over 2 KV
     heads of 4): the values repeated to the query heads, chunked in halves, the halves joined
     along the features and tiled back (`cat(chunk(v, 2, dim=1), dim=-1).repeat(1, 2, 1, 1)`),
     the output's heads chunked in halves and subtracted, a per-head RMS norm."""
 
     def __init__(self) -> None:
-        super().__init__()
-        self.q = nn.Linear(16, 32, bias=False)
-        self.k, self.v = nn.Linear(16, 8, bias=False), nn.Linear(16, 8, bias=False)
-        self.o = nn.Linear(32, 16, bias=False)
-        self.lam = nn.Parameter(torch.tensor(0.3))
+        super().__init__(kv_heads=2)
 
     def forward(self, x: torch.Tensor, k_cache: torch.Tensor, v_cache: torch.Tensor) -> torch.Tensor:
         q = self.q(x).view(1, 1, 8, 4).transpose(1, 2)
