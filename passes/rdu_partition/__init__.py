@@ -63,7 +63,12 @@ every `func.func` of the module. The result is one SPMD program:
   chunked in halves, head h paired with h + heads / 2) splits with a period of a
   chunk, a rank holding its share of each, over fewer parts with each KV head over
   a group of ranks where the repeat to the query heads widens it back
-  (`_chunked_columns`): every chunk split by whole heads, nothing gathered. A split weight or input keeps its full
+  (`_chunked_columns`): every chunk split by whole heads, nothing gathered; or, where the
+  cost model prices it lower (`_exchange_pays`: an all-gather against the head-pair
+  split's extra reads of each KV head and its cache), or no such split exists, q and k
+  split in consecutive heads (a KV head on one rank) and the attention output's heads
+  exchanged where the chunks cut them: all-gathered, each rank keeping its part of every
+  chunk (`rdu.local_part` of a periodic split, `_exchange_point`). A split weight or input keeps its full
   shape in the weights file and the caller's arrays: `rdu.shard` (`#rdu.split`)
   on the `tier.global` (or the argument) says which part each rank takes, and
   the IR types are one rank's shapes. An op whose operands cannot stay split
@@ -677,6 +682,16 @@ class _TensorPartitioner:
     """`_from_weights`, by value."""
     pairing: bool = False
     """Inside `_paired_period`'s look-ahead at the other projection (which does not look back)."""
+    exchanges: dict[Operation, tuple[Split, Split]] = field(default_factory=dict)
+    """tp: ops after attention whose result's consecutive split (the query heads') a slice cuts,
+    exchanged there to a split with a period that every slice keeps (`_exchange_point`),
+    each with (its consecutive split, that periodic split); chosen where the exchange
+    costs less than the head-pair split's extra reads (`_exchange_pays`)."""
+    priced: dict[Operation, bool] = field(default_factory=dict)
+    """Whether each exchange point's exchange was taken, priced once (`_exchange_pays`)."""
+    pricing: str = ""
+    """Inside `_exchange_pays`' look at a projection's split: "pairs", the head-pair split
+    (`_chunked_columns` as without exchanges), or "exchange", with the tentative one."""
     deferred: dict[Operation, None] = field(default_factory=dict)
     """tp: ops computing a weight from weights (`_defers`), in program order, not
     partitioned yet: their reader's split is pushed back to the weights (`_flush`)."""
@@ -740,7 +755,7 @@ class _TensorPartitioner:
         if isinstance(held, GroupPartial):  # all-reduced over its groups, then gathered when wanted whole
             return want is None or want == held.split
         have = self.split_of(value)
-        if have == want or want is None:
+        if have == want or want is None or self._exchanged_to(value, want):
             return True
         if have is None and isinstance(want, Split) and (self._made_locally(value, want) or self._local_parts(want, cut)
                                                          or self._weight_part(value, want)):
@@ -885,8 +900,8 @@ class _TensorPartitioner:
         elif isinstance(have, Experts):
             result = self._combine(value, have, before)
             have = None
-        elif isinstance(have, Split) and want is None:
-            result = self._gather(value, have, before)
+        elif isinstance(have, Split) and (want is None or self._exchanged_to(value, want)):
+            result = self._gather(value, have, before)  # an exchange: gathered, then the rank's periodic part
             have = None
         if isinstance(want, Split) and have is None:
             if result is value and self._shard_chain(value, want) is not None:
@@ -899,6 +914,16 @@ class _TensorPartitioner:
             result = self._rounded(value, result)
         self.made[(value, want)] = result
         return result
+
+    def _exchanged_to(self, value: SSAValue, want: Layout) -> bool:
+        """Whether `value` is an exchange point held as its consecutive split and `want`
+        is the periodic split its slices keep (`exchanges`)."""
+        point = self._exchange_at(value)
+        return point is not None and point == (self.split_of(value), want)
+
+    def _exchange_at(self, value: SSAValue) -> tuple[Split, Split] | None:
+        """The exchange (`exchanges`) of the op that makes `value`, if any."""
+        return self.exchanges.get(value.owner) if isinstance(value.owner, Operation) else None
 
     def _view_of_reduced(self, value: SSAValue) -> SSAValue | None:
         """A reshape or transpose of a partial sum wanted whole: the same layout op of
@@ -1185,9 +1210,18 @@ class _TensorPartitioner:
         result = value
         element = value.type.element_type  # type: ignore[attr-defined]
         shape = list(self.full_shape(value))
-        for dim, parts, stride, _ in want.entries:
-            shape[dim] //= parts
+        for dim, parts, stride, period in want.entries:
             groups = self._groups(parts, stride)
+            if isinstance(period, int) and period:  # each run of `period` cut alike: a local part of (runs, period)
+                runs = [*shape[:dim], shape[dim] // period, period // parts, *shape[dim + 1:]]
+                result = self._insert(ReshapeOp(result, TensorType(element, [*runs[:dim + 1], period,
+                                                                             *runs[dim + 2:]])), before, None)
+                result = self._insert(LocalPartOp(result, dim + 1, parts, TensorType(element, runs),
+                                                  1 if groups else stride, groups), before, None)
+                shape[dim] //= parts
+                result = self._insert(ReshapeOp(result, TensorType(element, shape)), before, None)
+                continue
+            shape[dim] //= parts
             result = self._insert(LocalPartOp(result, dim, parts, TensorType(element, shape), 1 if groups else stride,
                                               groups), before, None)
             if self.zero == 1 and phase_of(before) == Phase.OPTIMIZER:  # ZeRO 1: the update cuts the whole
@@ -1751,6 +1785,8 @@ class _TensorPartitioner:
             return summed
         if isinstance(op, ReshapeOp):
             return self._plan_reshape(op, splits[0]) if splits[0] is not None else None
+        if isinstance(op, SliceOp) and (point := self._exchange_at(op.input)) is not None and splits[0] == point[0]:
+            return self._plan_periodic_slice(op, point[1])  # the exchange: each rank's part of every chunk
         if isinstance(op, SliceOp) and splits[0] is not None and splits[0].contiguous() is False:
             return self._plan_periodic_slice(op, splits[0])
         if isinstance(op, ConcatOp) and (joined := self._joined_split(op, splits)) is not None:
@@ -2506,6 +2542,8 @@ class _TensorPartitioner:
         if not period:
             parts, stride, period = (self._chunked_columns(op.result, Split(((rank - 1, parts, stride, 0),)))
                                      or (parts, stride, period))
+            if parts == 1:
+                return [None, None], None  # every head on every rank, up to the exchange point
         if not period and not self.pairing:
             period = self._paired_period(op, Split(((rank - 1, parts, stride, 0),)))
         return [None, Split(((n_rhs, parts, stride, period),))], Split(((rank - 1, parts, stride, period),))
@@ -2521,20 +2559,62 @@ class _TensorPartitioner:
         (`_ranks_kept`: KV heads repeated to their query heads, each KV head held by
         a group of ranks). None when no slice cuts the consecutive split, or no
         period keeps every slice (heads a chunk that the ranks do not divide); None
-        too for columns no reshape views as heads (the chunks are of heads)."""
-        ((dim, parts, stride, _),) = columns.entries
+        too for columns no reshape views as heads (the chunks are of heads).
+
+        The other candidate: the consecutive split kept (None), the heads exchanged where
+        the chunks cut them after attention (`_exchange_point`: the output all-gathered,
+        each rank keeping its part of every chunk), taken where no head-pair split keeps
+        the chunks or where it costs less than the head-pair split's extra reads of the KV
+        projections and their caches (`_exchange_pays`, the target's collective and HBM
+        figures); priced once a point, by its first projection, which the others follow."""
         head = self._head_size(value)
         if head is None or self._ranks_kept(value, columns):
-            return None  # columns not viewed as heads, or no slice cuts them
+            return None  # columns not viewed as heads, or no slice cuts them (or only an exchange point)
+        pairs = self._head_pairs(value, columns, head)
+        if self.pricing:
+            return pairs  # no head pairs: gathered where cut, and what follows whole (as the exchange gathers)
+        matmuls: list[Operation] = []
+        point = self._exchange_point(value, columns, matmuls)
+        if point is None:
+            return pairs
+        cut = point[0].owner
+        assert isinstance(cut, Operation)
+        if cut not in self.priced:  # once a point, by its first projection: the others not partitioned yet
+            self.priced[cut] = pairs is None or self._exchange_pays(point, matmuls)
+        if self.priced[cut]:
+            self.exchanges[cut] = point[1:]
+            return None  # kept consecutive: the heads are exchanged where the chunks cut them
+        return pairs
+
+    def _head_pairs(self, value: SSAValue, columns: Split, head: int) -> tuple[int, int, int] | None:
+        """(parts, stride, period) of `_chunked_columns`' split: the most parts, then the
+        longest period, that every slice keeps. With an exchange point downstream, also the
+        replicas' other strides (KV heads chunked, tiled and repeated to consecutive query
+        heads: rank r holds KV heads (r // stride) % parts of each chunk), whichever reaches
+        the exchange point as the query heads do (`_ranks_kept`); or every head whole."""
+        ((dim, parts, stride, _),) = columns.entries
         length = self.full_shape(value)[dim]
         for fewer in (p for p in range(parts, 1, -1) if parts % p == 0):
-            spread = stride if fewer == parts else self.tp // fewer
-            for period in range(length - fewer * head, 0, -fewer * head):
+            spreads = [stride] if fewer == parts else [self.tp // fewer] + (
+                [s for s in range(1, self.tp // fewer) if self.tp % (fewer * s) == 0] if self.exchanges else [])
+            for spread, period in ((s, p) for s in spreads for p in range(length - fewer * head, 0, -fewer * head)):
                 trial = Split(((dim, fewer, spread, period),))
                 if length % period == 0 and trial.valid(self.tp) and self._reshapes_keep(value, trial) \
                         and self._ranks_kept(value, trial) >= parts:
                     return fewer, spread, period
-        return None
+        return (1, self.tp, 0) if self._reaches_exchange(value) else None  # whole: every head for every rank
+
+    def _reaches_exchange(self, value: SSAValue, depth: int = CHUNK_LOOK_AHEAD,
+                          seen: set[SSAValue] | None = None) -> bool:
+        """Whether `value` reaches an exchange point (`exchanges`) through its users, `depth` deep."""
+        seen = set() if seen is None else seen
+        if self._exchange_at(value) is not None:
+            return True
+        if value in seen or not depth:
+            return False
+        seen.add(value)
+        return any(self._reaches_exchange(result, depth - 1, seen) for use in value.uses
+                   for result in use.operation.results)
 
     def _ranks_kept(self, value: SSAValue, split: Split, depth: int = CHUNK_LOOK_AHEAD,
                     seen: set[tuple[SSAValue, Split]] | None = None) -> int:
@@ -2544,18 +2624,17 @@ class _TensorPartitioner:
         slice on the way cuts a split dim across parts (`_slice_split`)."""
         seen = set() if seen is None else seen
         widest = int(np.prod([parts for _, parts, _, _ in split.entries]))
+        if (point := self._exchange_at(value)) is not None:
+            return widest if split == point[0] else 0  # exchanged there: it must come as the query heads do
         if (value, split) in seen or not depth:
             return widest
         seen.add((value, split))
         for use in value.uses:
             user = use.operation
-            if isinstance(user, SliceOp):
-                try:
-                    carried = _slice_split(user, split, self.full_shape(user.input))
-                except _Unsplittable:
-                    return 0
-            else:
-                carried = self._carried(user, use.index, split)
+            try:
+                carried = self._carried_through(user, use.index, split)
+            except _Unsplittable:
+                return 0
             if carried is not None:
                 reached = self._ranks_kept(user.results[0], carried, depth - 1, seen)
                 if not reached:
@@ -2563,17 +2642,178 @@ class _TensorPartitioner:
                 widest = max(widest, reached)
         return widest
 
+    def _carried_through(self, user: Operation, index: int, split: Split) -> Split | None:
+        """The split of `user`'s result when its operand `index` is held as `split`
+        (`_carried`; a slice's by `_slice_split`, raising `_Unsplittable` where it cuts)."""
+        if isinstance(user, SliceOp):
+            return _slice_split(user, split, self.full_shape(user.input))
+        return self._carried(user, index, split)
+
+    def _exchange_point(self, value: SSAValue, split: Split, matmuls: list[Operation], depth: int = CHUNK_LOOK_AHEAD,
+                        seen: set[tuple[SSAValue, Split]] | None = None) -> tuple[SSAValue, Split, Split] | None:
+        """(value, its split, the periodic split its slices keep) where a projection's
+        consecutive `split`, carried as `_ranks_kept` carries it, is first cut by a slice
+        after an attention matmul (appended to `matmuls` on the way): the output heads
+        chunked and subtracted (DiffLlama's head h minus head h + heads / 2). There the
+        heads can be exchanged (all-gathered, each rank keeping its part of every chunk)
+        instead of splitting the projections in head pairs. None when nothing cuts it
+        there or no period keeps the slices."""
+        seen = set() if seen is None else seen
+        if (value, split) in seen or not depth:
+            return None
+        seen.add((value, split))
+        for use in value.uses:
+            user = use.operation
+            try:
+                carried = self._carried_through(user, use.index, split)
+            except _Unsplittable:
+                periodic = self._kept_period(value, split) if matmuls else None
+                return None if periodic is None else (value, split, periodic)
+            if carried is None:
+                continue
+            crossed = [*matmuls, user] if isinstance(user, MatmulOp) else matmuls
+            found = self._exchange_point(user.results[0], carried, crossed, depth - 1, seen)
+            if found is not None:
+                matmuls[:] = crossed
+                return found
+        return None
+
+    def _kept_period(self, value: SSAValue, split: Split) -> Split | None:
+        """The consecutive one-dim `split` of `value` with the longest period that every
+        slice of `value` keeps (each chunk split by whole parts alike); None when none does."""
+        if len(split.entries) != 1 or split.entries[0][3]:
+            return None
+        ((dim, parts, stride, _),) = split.entries
+        length = self.full_shape(value)[dim]
+        for period in range(length - parts, 0, -parts):
+            trial = Split(((dim, parts, stride, period),))
+            if length % period == 0 and trial.valid(self.tp) and all(
+                    self._slice_keeps_split(use.operation, trial) for use in value.uses):
+                return trial
+        return None
+
+    def _slice_keeps_split(self, op: Operation, split: Split) -> bool:
+        """Whether `op` is not a slice, or a slice that `split` of its input keeps."""
+        if not isinstance(op, SliceOp):
+            return True
+        try:
+            _slice_split(op, split, self.full_shape(op.input))
+        except _Unsplittable:
+            return False
+        return True
+
+    def _exchange_pays(self, point: tuple[SSAValue, Split, Split], matmuls: Sequence[Operation]) -> bool:
+        """Whether exchanging the heads at `point` (an all-gather of the value held split,
+        each rank keeping its periodic part) is the better split of the projections behind
+        the attention matmuls on the way (q, k and its cache, v and its). Not where the
+        exchange leaves one of them cut (gathered); yes where the head-pair split does and
+        the exchange does not; else where the exchange's exposed time costs less than the
+        head-pair split's extra HBM reads: a projection split over fewer parts in head
+        pairs than with the exchange reads (1 / fewer - 1 / more) of its weight and cache
+        more on every rank. The exchange's time (the target's collective figures) is
+        exposed past what the weights read after it (o_proj's) take to load: the cost
+        model's schedule loads them while the kernel waits for the exchange (`_weights_after`)."""
+        chunked, split, _ = point
+        priced = [(read, self._priced_parts(projection, {}),
+                   self._priced_parts(projection, {chunked.owner: point[1:]}))  # type: ignore[dict-item]
+                  for projection, read in self._attention_projections(matmuls)]
+        if not priced or not all(kept for _, _, (_, kept) in priced):
+            return False
+        if not all(kept for _, (_, kept), _ in priced):
+            return True
+        target = module_target(self.module)
+        parts = int(np.prod([p for _, p, _, _ in split.entries]))
+        exchange = collective_seconds("all_gather", self._full_bytes(chunked) // parts, parts, target)[0]
+        hidden = self._weights_after(chunked) / self.tp / target.sustained_bandwidth("hbm")
+        extra = sum(read * (1 / pairs - 1 / exchanged) for read, (pairs, _), (exchanged, _) in priced)
+        return extra / target.sustained_bandwidth("hbm") > max(0.0, exchange - hidden)
+
+    def _weights_after(self, value: SSAValue, depth: int = CHUNK_LOOK_AHEAD, seen: set[SSAValue] | None = None) -> int:
+        """The bytes (whole) of the weights of the linear layers `value` reaches through
+        its users (o_proj after the attention output's heads), `depth` deep: what the
+        kernels reading an exchanged value load while they wait for it (the cost model's
+        overlap schedule, compiler/model/overlap_schedule.py), a rank its tp-th share."""
+        seen = set() if seen is None else seen
+        if value in seen or not depth:
+            return 0
+        seen.add(value)
+        total = 0
+        for use in value.uses:
+            user = use.operation
+            if isinstance(user, MatmulOp):
+                weight = self._weight_behind(user.rhs) if self._from_weights(user.rhs) else None
+                total += self._full_bytes(weight) if weight is not None else 0
+                continue
+            total += sum(self._weights_after(result, depth - 1, seen) for result in user.results)
+        return total
+
+    def _priced_parts(self, projection: MatmulOp, exchanges: dict[Operation, tuple[Split, Split]]
+                      ) -> tuple[int, bool]:
+        """(parts, kept): over how many parts `projection`'s columns split given these
+        `exchanges` (`_column_split`, deciding nothing; 1: whole), and whether no slice
+        cuts that split on its way (`_ranks_kept`; (0, False) when it cannot split)."""
+        saved, self.exchanges, self.pricing = self.exchanges, exchanges, "exchange" if exchanges else "pairs"
+        try:
+            _, columns = self._column_split(projection, self.full_shape(projection.rhs), projection.rhs_n_dim,
+                                            len(_shape(projection.result)))
+            if columns is None:
+                return 1, True
+            return int(np.prod([p for _, p, _, _ in columns.entries])), bool(self._ranks_kept(projection.result,
+                                                                                               columns))
+        except LocatedError:
+            return 0, False
+        finally:
+            self.exchanges, self.pricing = saved, ""
+
+    def _attention_projections(self, matmuls: Iterable[Operation]) -> list[tuple[MatmulOp, int]]:
+        """The projections behind the operands of `matmuls` (through any ops but other
+        matmuls), each with the bytes it and the inputs met on the way (its cache: a
+        layer's window of a stacked one) hold whole."""
+        found: dict[MatmulOp, int] = {}
+        for matmul in matmuls:
+            for operand in matmul.operands:
+                projections: list[MatmulOp] = []
+                inputs = self._inputs_behind(operand, projections, CHUNK_LOOK_AHEAD, set())
+                for projection in projections:
+                    weight = self._weight_behind(projection.rhs)
+                    found.setdefault(projection, inputs + (self._full_bytes(weight) if weight is not None else 0))
+        return list(found.items())
+
+    def _inputs_behind(self, value: SSAValue, projections: list[MatmulOp], depth: int, seen: set[SSAValue]) -> int:
+        """The bytes of the inputs `value` is computed from, up to the projections (linear
+        layers of weights, appended to `projections`) and other matmuls; `depth` deep."""
+        if value in seen or not depth:
+            return 0
+        seen.add(value)
+        owner = value.owner
+        if isinstance(value, BlockArgument) or (isinstance(owner, SliceOp) and isinstance(owner.input, BlockArgument)):
+            return self._full_bytes(value)  # a cache, or a layer's window of a stacked one
+        if isinstance(owner, MatmulOp):
+            if self._from_weights(owner.rhs) and owner not in projections:
+                projections.append(owner)
+            return 0
+        assert isinstance(owner, Operation)
+        return sum(self._inputs_behind(v, projections, depth - 1, seen) for v in owner.operands
+                   if isinstance(v.type, TensorType))
+
+    def _full_bytes(self, value: SSAValue) -> int:
+        """The bytes of `value` whole (every rank's parts)."""
+        return tensor_bytes(value) * num_elements(self.full_shape(value)) // max(1, num_elements(_shape(value)))
+
     def _replica_stride(self, value: SSAValue, columns: Split) -> int:
         """The stride of a projection's column split over fewer parts than ranks (its
         heads replicated over the rest): the major factor (rank r holds KV head
         r // (tp // kv), what heads interleaved by `repeat_interleave` read), or the
         minor one (KV head r % kv) when only that widens to more ranks on its way to
         the matmuls (`_widest`): heads tiled by `k.repeat(1, g, 1, 1)`, read by query
-        head h as KV head h % kv, which the tiling spreads over the ranks above it."""
+        head h as KV head h % kv, which the tiling spreads over the ranks above it; or
+        when only that reaches an exchange point as the query heads do (`exchanges`)."""
         ((dim, parts, stride, period),) = columns.entries
         if stride == 1:
             return stride
         minor = Split(((dim, parts, 1, period),))
+        if self.exchanges and not self._ranks_kept(value, columns) and self._ranks_kept(value, minor):
+            return 1  # only the minor factor reaches an exchange point as the query heads do
         return 1 if self._widest(value, minor) > self._widest(value, columns) else stride
 
     def _widest(self, value: SSAValue, split: Split, depth: int = LOOK_AHEAD) -> int:

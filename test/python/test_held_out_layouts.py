@@ -13,7 +13,9 @@ tiny module against eager:
   in each, q by heads beside k and v held whole (a repeated-blocks `#rdu.split`);
 - differential attention (DiffLlama's: the values' KV heads and the output's heads chunked in
   halves, head h paired with h + heads / 2) splits q, k and v with a period of a chunk at tp=2,
-  nothing gathered (rdu-partition's `_chunked_columns`);
+  nothing gathered (rdu-partition's `_chunked_columns`); with no such split (a chunk of one KV
+  head), q and k split in consecutive heads and the output's heads exchanged where the chunks
+  cut them (`_exchange_point`);
 - layers whose updates the parent scales by a constant of their depth are one layer whose calls
   loop: the per-layer constants are made before the first call, not as kernels between the
   calls (`hoist_constants`, `sink_to_first_use`)."""
@@ -31,7 +33,7 @@ from torch.nn import functional as F
 
 import rducc
 from rducc.api import after
-from rducc.dialects.rdu.collectives import AllGatherOp
+from rducc.dialects.rdu.collectives import AllGatherOp, LocalPartOp
 from rducc.dialects.tier import GlobalOp, ScatterDmaOp
 from rducc.model.cost_model import estimate
 from rducc.passes.rdu_partition import RduPartition
@@ -323,10 +325,10 @@ class DifferentialAttention(nn.Module):
     KV heads chunked in halves, each tiled back and repeated to the query heads, two attention
     products, the output's heads chunked in halves and subtracted, a per-head RMS norm."""
 
-    def __init__(self) -> None:
+    def __init__(self, kv_heads: int = 4) -> None:
         super().__init__()
         self.q = nn.Linear(16, 32, bias=False)
-        self.k, self.v = nn.Linear(16, 16, bias=False), nn.Linear(16, 16, bias=False)
+        self.k, self.v = nn.Linear(16, 4 * kv_heads, bias=False), nn.Linear(16, 4 * kv_heads, bias=False)
         self.o = nn.Linear(32, 16, bias=False)
         self.lam = nn.Parameter(torch.tensor(0.3))
 
@@ -343,14 +345,52 @@ class DifferentialAttention(nn.Module):
 def test_heads_chunked_after_attention_split_with_a_period():
     """q's heads split with a period of half the heads (a rank holds head h and h + 4), k's and
     v's KV heads alike, so each chunk is split by whole heads: nothing gathered at tp=2."""
-    torch.manual_seed(5)
-    model = DifferentialAttention().eval()
-    inputs = (torch.randn(1, 1, 16), torch.randn(1, 4, 5, 4), torch.randn(1, 4, 5, 4))
-    program = _split_compile(model, inputs, 2)
-    shards = {op.sym_name.data: str(op.attributes.get("rdu.shard")) for op in program.module.walk()
-              if isinstance(op, GlobalOp)}
+    program, shards = _attention_at_tp2(DifferentialAttention(), 4, 5)
     assert shards["q.weight"] == "#rdu.split<(0, 2, 1, 16)>" and shards["v.weight"] == "#rdu.split<(0, 2, 1, 8)>"
     assert not any(isinstance(op, AllGatherOp) for op in program.module.walk())
+
+
+def _attention_at_tp2(model: nn.Module, kv_heads: int, seed: int):
+    """`model` (an attention of [1, 1, 16] inputs and caches of `kv_heads` heads of 4 at 5
+    positions) split at tp=2, checked against eager: (program, each weight's `rdu.shard`)."""
+    torch.manual_seed(seed)
+    model = model.eval()
+    inputs = (torch.randn(1, 1, 16), torch.randn(1, kv_heads, 5, 4), torch.randn(1, kv_heads, 5, 4))
+    program = _split_compile(model, inputs, 2)
     with torch.no_grad():
         expected = model(*inputs).numpy()
     np.testing.assert_allclose(np.asarray(program(*inputs)), expected, rtol=1e-5, atol=1e-5)
+    return program, {op.sym_name.data: str(op.attributes.get("rdu.shard")) for op in program.module.walk()
+                     if isinstance(op, GlobalOp)}
+
+
+class DiffLlamaAttention(DifferentialAttention):
+    """DiffLlama's attention as transformers writes it, at tiny widths (8 query heads over 2 KV
+    heads of 4): the values repeated to the query heads, chunked in halves, the halves joined
+    along the features and tiled back (`cat(chunk(v, 2, dim=1), dim=-1).repeat(1, 2, 1, 1)`),
+    the output's heads chunked in halves and subtracted, a per-head RMS norm."""
+
+    def __init__(self) -> None:
+        super().__init__(kv_heads=2)
+
+    def forward(self, x: torch.Tensor, k_cache: torch.Tensor, v_cache: torch.Tensor) -> torch.Tensor:
+        q = self.q(x).view(1, 1, 8, 4).transpose(1, 2)
+        k = torch.cat((k_cache, self.k(x).view(1, 1, 2, 4).transpose(1, 2)), dim=2).repeat_interleave(4, dim=1)
+        v = torch.cat((v_cache, self.v(x).view(1, 1, 2, 4).transpose(1, 2)), dim=2).repeat_interleave(4, dim=1)
+        v = torch.cat(torch.chunk(v, 2, dim=1), dim=-1).repeat(1, 2, 1, 1)
+        first, second = torch.chunk(torch.softmax(q @ k.transpose(-1, -2) * 0.5, dim=-1) @ v, 2, dim=1)
+        return self.o(F.rms_norm(first - self.lam * second, (8,)).transpose(1, 2).reshape(1, 1, 32))
+
+
+def test_heads_chunked_after_attention_exchanged():
+    """Two KV heads at tp=2: a chunk of the values is one KV head, so no head-pair split keeps
+    the chunks (main gathered q's heads, k's and v's). q and k split in consecutive heads
+    instead (rank r: query heads 4r..4r + 3 and KV head r), v whole on both ranks (each rank's
+    query heads read both value heads), and the attention output's heads are exchanged where
+    the chunks cut them: one all-gather, each rank keeping its part of both chunks
+    (rdu-partition's `_exchange_point`); o_proj by rows."""
+    program, shards = _attention_at_tp2(DiffLlamaAttention(), 2, 6)
+    assert shards["q.weight"] == shards["k.weight"] == "#rdu.split<(0, 2, 1)>" and shards["v.weight"] == "None"
+    assert shards["o.weight"] == "#rdu.split<(1, 2, 1)>"
+    exchange = [op for op in program.module.walk() if isinstance(op, AllGatherOp | LocalPartOp)]
+    assert [type(op) for op in exchange] == [AllGatherOp, LocalPartOp]
