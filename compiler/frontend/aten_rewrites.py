@@ -146,11 +146,13 @@ def grouped_mm(self: torch.Tensor, mat2: torch.Tensor, offs: torch.Tensor | None
 
 
 def _count_below(boundaries: torch.Tensor, values: torch.Tensor, right: bool, out_int32: bool) -> torch.Tensor:
-    """How many sorted boundaries lie below each value (or at it too, with `right`)."""
+    """How many sorted boundaries lie below each value (or at it too, with `right`), as torch's binary search
+    counts them: a boundary counts unless it is >= the value (> with `right`), so a nan value lands past every
+    boundary and a nan boundary (sorted last) counts for every value."""
     values = values.unsqueeze(-1)
     if boundaries.dim() > 1:  # one sorted row per leading index (searchsorted)
         boundaries = boundaries.unsqueeze(-2)
-    below = boundaries <= values if right else boundaries < values
+    below = ~(boundaries > values) if right else ~(boundaries >= values)
     return below.sum(-1).to(torch.int32 if out_int32 else torch.int64)
 
 
@@ -178,12 +180,7 @@ def searchsorted(
     """Insertion points into the innermost dim of a sorted sequence (1-D, or one row per value row)."""
     if sorter is not None:
         sorted_sequence = sorted_sequence.gather(-1, sorter)
-    right = right or side == "right"
-    if sorted_sequence.dim() == 1:
-        return _count_below(sorted_sequence, self, right, out_int32)
-    values, rows = self.unsqueeze(-1), sorted_sequence.unsqueeze(-2)
-    below = rows <= values if right else rows < values
-    return below.sum(-1).to(torch.int32 if out_int32 else torch.int64)
+    return _count_below(sorted_sequence, self, right or side == "right", out_int32)
 
 
 # --------------------------------------------------------------------------
