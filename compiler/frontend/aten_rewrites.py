@@ -146,14 +146,22 @@ def grouped_mm(self: torch.Tensor, mat2: torch.Tensor, offs: torch.Tensor | None
 
 
 def _count_below(boundaries: torch.Tensor, values: torch.Tensor, right: bool, out_int32: bool) -> torch.Tensor:
-    """How many sorted boundaries lie below each value (or at it too, with `right`), as torch's binary search
-    counts them: a boundary counts unless it is >= the value (> with `right`), so a nan value lands past every
-    boundary and a nan boundary (sorted last) counts for every value."""
-    values = values.unsqueeze(-1)
-    if boundaries.dim() > 1:  # one sorted row per leading index (searchsorted)
-        boundaries = boundaries.unsqueeze(-2)
-    below = ~(boundaries > values) if right else ~(boundaries >= values)
-    return below.sum(-1).to(torch.int32 if out_int32 else torch.int64)
+    """Where each value goes in the boundaries' innermost dim (1-D, or one row per leading index of the
+    values), by torch's own binary search, step for step (n.bit_length() halvings): a boundary is passed
+    unless it is >= the value (> with `right`). So a nan value lands past every boundary, and a sequence
+    holding nan (torch.sort puts it last) or one out of order gives eager's index, not a count."""
+    n = boundaries.shape[-1]
+    start = torch.zeros(values.shape, dtype=torch.int64, device=values.device)
+    end = torch.full(values.shape, n, dtype=torch.int64, device=values.device)
+    for _ in range(n.bit_length()):
+        mid = (start + end) // 2
+        probe = mid.clamp(max=n - 1)
+        at_mid = boundaries[probe] if boundaries.dim() == 1 else boundaries.gather(-1, probe)
+        passed = ~(at_mid > values) if right else ~(at_mid >= values)
+        searching = start < end
+        start = torch.where(searching & passed, mid + 1, start)
+        end = torch.where(searching & ~passed, mid, end)
+    return start.to(torch.int32 if out_int32 else torch.int64)
 
 
 @decomposes("aten.bucketize.Tensor")
