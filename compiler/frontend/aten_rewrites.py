@@ -86,7 +86,7 @@ def histogramdd_from_bin_tensors(
     for dim, (edges, size) in enumerate(zip(bins, sizes)):
         x = values[:, dim]
         inside = inside & (x >= edges[0]) & (x <= edges[-1])
-        place = (_count_below(edges, x, True, False) - 1).clamp(0, max(size - 1, 0))
+        place = (_insertion_points(edges, x, True, False) - 1).clamp(0, max(size - 1, 0))
         flat = flat * size + place
     flat = torch.where(inside, flat, total)  # outside: one spare bin, sliced off
     added = torch.ones(values.shape[0], dtype=self.dtype, device=self.device) if weight is None \
@@ -145,7 +145,7 @@ def grouped_mm(self: torch.Tensor, mat2: torch.Tensor, offs: torch.Tensor | None
     return NotImplemented
 
 
-def _count_below(boundaries: torch.Tensor, values: torch.Tensor, right: bool, out_int32: bool) -> torch.Tensor:
+def _insertion_points(boundaries: torch.Tensor, values: torch.Tensor, right: bool, out_int32: bool) -> torch.Tensor:
     """Where each value goes in the boundaries' innermost dim (1-D, or one row per leading index of the
     values), by torch's own binary search, step for step (n.bit_length() halvings): a boundary is passed
     unless it is >= the value (> with `right`). So a nan value lands past every boundary, and a sequence
@@ -169,7 +169,7 @@ def bucketize(
     self: torch.Tensor, boundaries: torch.Tensor, *, out_int32: bool = False, right: bool = False
 ) -> torch.Tensor:
     """The bucket of each value: boundaries[i-1] < x <= boundaries[i] (< and <= swapped with `right`)."""
-    return _count_below(boundaries, self, right, out_int32)
+    return _insertion_points(boundaries, self, right, out_int32)
 
 
 @decomposes("aten.bucketize.Scalar")
@@ -177,7 +177,7 @@ def bucketize_scalar(
     self: Any, boundaries: torch.Tensor, *, out_int32: bool = False, right: bool = False
 ) -> torch.Tensor:
     value = torch.full((), self, dtype=boundaries.dtype, device=boundaries.device)
-    return _count_below(boundaries, value, right, out_int32)
+    return _insertion_points(boundaries, value, right, out_int32)
 
 
 @decomposes("aten.searchsorted.Tensor")
@@ -188,7 +188,7 @@ def searchsorted(
     """Insertion points into the innermost dim of a sorted sequence (1-D, or one row per value row)."""
     if sorter is not None:
         sorted_sequence = sorted_sequence.gather(-1, sorter)
-    return _count_below(sorted_sequence, self, right or side == "right", out_int32)
+    return _insertion_points(sorted_sequence, self, right or side == "right", out_int32)
 
 
 # --------------------------------------------------------------------------

@@ -294,7 +294,8 @@ def linalg_lstsq(a: torch.Tensor, b: torch.Tensor, rcond: float | None = None, *
                          "full rank (a data-dependent size rducc does not compile); use the default driver (gelsy)")
     rows, columns = a.shape[-2:]
     tolerance = rcond if rcond is not None and rcond > 0 else torch.finfo(a.dtype).eps * max(rows, columns)
-    solution = torch.linalg.pinv(a, rtol=tolerance) @ b
+    inverse = torch.linalg.pinv(a, rtol=tolerance)
+    solution = (inverse @ b.unsqueeze(-1)).squeeze(-1) if b.dim() == a.dim() - 1 else inverse @ b  # b a vector
     empty = a.new_empty(0, dtype=a.real.dtype if a.is_complex() else a.dtype)
     return solution, empty, torch.linalg.matrix_rank(a, rtol=tolerance), empty.clone()
 

@@ -52,6 +52,9 @@ PARTIAL_FORMS: dict[str, str] = {
     "aten._embedding_bag_forward_only.default": "1-D indices with offsets only; bag_size and max_indices refused"
     " with include_last_offset (torch's meta shapes for them differ from its CPU results)",
     "aten._embedding_bag.default": "1-D indices with offsets only",
+    "aten.linalg_lstsq.default": "the default driver (gelsy, CPU's): the minimum-norm solution and the rank, its"
+    " residuals and singular values empty as torch's; refused naming the driver: gels, gelsd, gelss (their residuals"
+    " exist only when A has full rank, a size that depends on the values)",
     "aten.index_put.default": "a boolean mask with values of their own per masked element (or with other"
     " indices) selects as many elements as in the example inputs (checked at run time); one value, or one slice"
     " for every masked element, is a select for any count",
