@@ -52,9 +52,6 @@ PARTIAL_FORMS: dict[str, str] = {
     "aten._embedding_bag_forward_only.default": "1-D indices with offsets only; bag_size and max_indices refused"
     " with include_last_offset (torch's meta shapes for them differ from its CPU results)",
     "aten._embedding_bag.default": "1-D indices with offsets only",
-    "aten.linalg_lstsq.default": "the default driver (gelsy, CPU's): the minimum-norm solution and the rank, its"
-    " residuals and singular values empty as torch's; refused naming the driver: gels, gelsd, gelss (their residuals"
-    " exist only when A has full rank, a size that depends on the values)",
     "aten.index_put.default": "a boolean mask with values of their own per masked element (or with other"
     " indices) selects as many elements as in the example inputs (checked at run time); one value, or one slice"
     " for every masked element, is a select for any count",
@@ -111,6 +108,9 @@ OTHER_GAPS: dict[str, str] = {
     " operands) and of static result shapes: linalg factorizations (svd, eigh, qr, lu, pinv, ...), mode,"
     " masked_scatter, segment_reduce, ...; `rducc` prints one warning line naming them; `--no-host-ops`"
     " (`host_ops=False`) refuses them instead",
+    "torch.linalg.lstsq": "the default driver (gelsy, CPU's): the minimum-norm solution (`pinv(A) @ B`) and the"
+    " rank, its residuals and singular values empty as torch's; refused naming the driver: gels, gelsd, gelss"
+    " (their residuals exist only when A has full rank, a size that depends on the values)",
     "training mode": "batch norm in training mode compiled (batch statistics; running mean, variance and"
     " num_batches_tracked written back as buffer or input updates); a random torch.nn layer (Dropout,"
     " AlphaDropout, RReLU) left in training mode is compiled on rducc's random ops (checked as distributions)"
