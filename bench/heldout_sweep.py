@@ -5858,6 +5858,47 @@ class ScatterReduceLegacyAndModes(nn.Module):
                 x.scatter(1, idx, 2.0, reduce="add"), n)
 
 
+@case("idioms", [(_i([2**40, 2**30, 3, -7]), _i([2**31 - 1, 2**31 - 1, 5, 1], torch.int32), randn(300) > 0)])
+class IntReductionsThatWrap(nn.Module):
+    """Reductions that overflow: an int64 prod past 2**63, an int32 cumsum and sum kept int32, a bool sum into
+    int8 (300 Trues wrap), an int64 sum, and abs/neg of int64's minimum."""
+
+    def forward(self, big, i32, flags):
+        low = torch.tensor([-(2**63), 5])
+        return (big.prod(), i32.cumsum(0, dtype=torch.int32), i32.sum(dtype=torch.int32), i32.sum(), flags.sum(dtype=torch.int8),
+                flags.sum(), big.cumprod(0), low.abs(), -low, low - 1, big * big)
+
+
+@case("idioms", [(torch.tensor([3.0, _NAN, -1.0, 2.0, _NAN, -_INF]).half(), randn(6).bfloat16(), _i([5, 3, 250, 0, 255, 7], torch.uint8))])
+class SixteenBitSortsAndMixes(nn.Module):
+    """sort/topk/argmax of float16 with nan, where between float16 and bfloat16 (float32), diff and cumsum of
+    uint8 (wraps; int64), lerp of float16, and unique of bool."""
+
+    def forward(self, h, b, u):
+        return (h.sort(stable=True, dim=0), h.topk(2).values, h.argmax(), torch.where(h > 0, h, b), torch.diff(u), u.cumsum(0),
+                torch.lerp(h.nan_to_num(0.0), b.half(), 0.25), torch.unique(u > 100), h.isnan().sum(), h.nan_to_num().amax())
+
+
+@case("idioms", [(randn(2, 3), randn(3, 0, seed=1))])
+class DegenerateStatistics(nn.Module):
+    """var with a correction at or past the count (inf, nan), std of one element, logsumexp and softmax over an
+    empty dim, softmax with a float64 dtype, and mean with a dtype argument."""
+
+    def forward(self, x, e):
+        return (x.var(1, correction=3), x.var(0, correction=2), x[:, :1].std(1), e.logsumexp(1), e.softmax(1), x.softmax(1, dtype=torch.float64),
+                x.mean(1, dtype=torch.float64), x.bfloat16().mean(1, dtype=torch.float32), torch.var_mean(x, 1, correction=0))
+
+
+@case("idioms", [(randn(3, 4), torch.tensor(True), torch.tensor(2))])
+class ZeroDimConditionsAndIndices(nn.Module):
+    """A 0-d bool condition to where, a 0-d int index into a tensor (a view) and into index_select, a 0-d
+    tensor as a slice-like gather, and comparisons that give 0-d results used as masks."""
+
+    def forward(self, x, flag, k):
+        return (torch.where(flag, x, -x), x[k], x.index_select(1, k.reshape(1)), x.select(0, 1) * flag, x.sum() > 0,
+                torch.where(x.sum() > 0, x.amax(), x.amin()), x.gather(1, k.expand(3, 1)), x * (k == 2), x.masked_fill(flag, 1.0))
+
+
 # ----------------------------------------------------------------- the sweep
 def _flat(value: Any) -> list:
     return [v for v in torch.utils._pytree.tree_leaves(value)]
