@@ -5788,7 +5788,7 @@ class PaddingModesOnManyDims(nn.Module):
 
 
 @case("idioms", [(randn(2, 4, 6), _i([[0, 2, 3], [1, 1, 4]]))])
-class EmbeddingBagModes(nn.Module):
+class EmbeddingBagOffsetsAndWeights(nn.Module):
     """embedding_bag with offsets (sum, mean, max; an empty bag), per-sample weights, padding_idx in
     embedding, and the include_last_offset form."""
 
