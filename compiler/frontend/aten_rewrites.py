@@ -156,7 +156,8 @@ def _insertion_points(boundaries: torch.Tensor, values: torch.Tensor, right: boo
     for _ in range(n.bit_length()):
         mid = (start + end) // 2
         probe = mid.clamp(max=n - 1)
-        at_mid = boundaries[probe] if boundaries.dim() == 1 else boundaries.gather(-1, probe)
+        at_mid = boundaries.gather(0, probe.reshape(-1)).reshape(probe.shape) if boundaries.dim() == 1 \
+            else boundaries.gather(-1, probe)  # (not boundaries[probe]: a 0-d index would be read as a number)
         passed = ~(at_mid > values) if right else ~(at_mid >= values)
         searching = start < end
         start = torch.where(searching & passed, mid + 1, start)

@@ -40,7 +40,8 @@ class LeastSquaresAndPairs(nn.Module):
     def forward(self, a, b, v):
         fit = torch.linalg.lstsq(a, b)
         return (fit.solution, fit.rank, fit.residuals, torch.linalg.lstsq(a.mT, b[..., :3, :], rcond=1e-4).solution,
-                torch.combinations(v), torch.combinations(v, 3, with_replacement=True), torch.combinations(v, 0))
+                torch.combinations(v), torch.combinations(v, 3, with_replacement=True), torch.combinations(v, 0),
+                torch.bucketize(v[0], v.sort().values, right=True))  # a 0-d value (no index read as a number)
 
 
 def test_lstsq_and_combinations_match_eager() -> None:
