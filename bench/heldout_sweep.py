@@ -9,7 +9,8 @@ Prints one line per (program, level): ok, or the first line of what failed.
 `--cli` also runs each program through the command line (`rducc` on its saved export,
 `rducc-run` on each input's .npy files) against eager. `--since=CASE`: that case and the ones
 after it (`--since=ComplexLinearOfRealInput` is round 15, `--since=MixedPrecisionComplexEdge` round 16,
-`--since=CenteredSpectrumOfComplex` round 17, `--since=ComplexRollPadWhere` round 18).
+`--since=CenteredSpectrumOfComplex` round 17, `--since=ComplexRollPadWhere` round 18; round 22's idioms
+from real code (gen27) are the class `idioms`: `bench/heldout_sweep.py idioms`).
 """
 
 from __future__ import annotations
@@ -4883,6 +4884,1019 @@ class ComplexInverseOfMixed(nn.Module):
         w = torch.complex(r, torch.zeros_like(r))
         return (torch.acos(w), torch.asin(w), torch.atanh(w), torch.acosh(w), torch.asinh(z * 1j).sum(0),
                 torch.atanh(torch.tanh(z * 0.3)), torch.atan(z.conj()))
+
+
+# ----------------------------------------------------------------- round 22: idioms from real code (gen27)
+def _i(values: list, dtype: torch.dtype = torch.int64) -> torch.Tensor:
+    return torch.tensor(values, dtype=dtype)
+
+
+_NAN, _INF = float("nan"), float("inf")
+
+
+@case("idioms", [(_i([100, -100, 127, -128, 5, 90], torch.int8), _i([100, -100, 1, -1, 30, 2], torch.int8)),
+                 (_i([-7, 64, 33, -128, 127, 0], torch.int8), _i([127, 64, 4, 2, -3, -128], torch.int8))])
+class Int8Wraparound(nn.Module):
+    """int8 sums, products and negation wrap (two's complement); a Python int keeps int8; abs(-128) is -128."""
+
+    def forward(self, a, b):
+        return a + b, a * b, a - 100, -a, a.abs(), a * 3 + b, (a + b).sum(), a.max() - a.min(), a // 2, a.cumsum(0)
+
+
+@case("idioms", [(_i([0, 1, 200, 255, 128, 17], torch.uint8), _i([1, 255, 100, 1, 128, 3], torch.uint8))])
+class Uint8ImageArithmetic(nn.Module):
+    """Pixel arithmetic on uint8: wraparound below 0 and past 255, brightness without clamping, the float
+    path clamped back, neg and bitwise not of uint8, and a sum that leaves uint8."""
+
+    def forward(self, img, other):
+        bright = (img.float() * 1.5 + 10).clamp(0, 255).to(torch.uint8)
+        return (img - other, img + other, img * 2, img + 100, -img, ~img, bright, img.sum(), img // 3, img % 7,
+                (img.int() - other.int()).abs().to(torch.uint8))
+
+
+@case("idioms", [(_i([300, -300, 32767, -32768, 1000, 7], torch.int16), _i([200, 200, 2, 2, 1000, -9], torch.int16))])
+class Int16Overflow(nn.Module):
+    """int16 products past 32767 wrap; a cumprod and a prod leave int16 for int64; a 0-d int64 keeps int16."""
+
+    def forward(self, a, b):
+        return a * b, a + b, a * torch.tensor(3), a.cumprod(0), a.prod(), (a * b).to(torch.int32), a.float() * b
+
+
+@case("idioms", [(_i([2**31 - 1, -2**31, 65536, 3], torch.int32), _i([2, 2, 65536, -1], torch.int32))])
+class Int32Wraparound(nn.Module):
+    """int32 products and sums wrap; the sum of int32 is int64 (no wrap); a hash of int32 ids."""
+
+    def forward(self, a, b):
+        return a * b, a + b, a.sum(), (a * 31 + b) % 1000, a - b, a.sum(dtype=torch.int32)
+
+
+@case("idioms", [(_i([1, 2**40 + 3, -5, 123456789012]),), (_i([0, -1, 2**62, 7]),)])
+class Int64HashMix(nn.Module):
+    """A splitmix-style hash of int64 ids: multiplications that wrap past 2**63, xor with shifts,
+    a non-negative bucket by remainder."""
+
+    def forward(self, ids):
+        h = ids * 6364136223846793005 + 1442695040888963407
+        h = h ^ (h >> 33)
+        h = h * -4658895280553007687
+        return h, h % 1000, torch.remainder(h, 97), (h & 0xFFFF), h >> 60
+
+
+@case("idioms", [(_i([2**53, 2**53 + 1, 2**53 + 2, -(2**53) - 1, 2**62 + 1, 9007199254740993]),)])
+class Int64Beyond2Pow53(nn.Module):
+    """int64 values a float64 cannot hold: comparisons, sort, max, argmax, equality and
+    arithmetic on values that differ by 1 above 2**53."""
+
+    def forward(self, x):
+        return (x + 1, x == 2**53 + 1, x > 2**53, x.max(), x.argmax(), x.sort().values, x - x.flip(0), x.sum(),
+                x // 3, x % 10, x.cumsum(0), torch.unique(x), x.max() - 1 == 2**62)
+
+
+@case("idioms", [(_i([1, -1, 5, -8, 3]), _i([63, 64, 65, 70, 0]))])
+class ShiftsPastTheWidth(nn.Module):
+    """Bit shifts by the width and past it: torch defines a left shift by 64 or more as 0 and a right shift
+    of a negative value as -1 (int64, int32, int16, int8, uint8)."""
+
+    def forward(self, x, s):
+        i32, i8, u8 = x.int(), x.to(torch.int8), x.abs().to(torch.uint8)
+        return (x << s, x >> s, x << 64, x >> 70, i32 << 32, i32 >> 40, i32 << 31, i8 << 8, i8 >> 9,
+                u8 << 9, u8 >> 8, x.to(torch.int16) << 17, torch.bitwise_left_shift(x, 3))
+
+
+@case("idioms", [(randn(4), torch.tensor(2.5, dtype=torch.float64), torch.tensor(3), _i([1, 2, 3, 4], torch.int8),
+                  torch.tensor(True), randn(4, seed=1).half())])
+class ZeroDimPromotion(nn.Module):
+    """0-dim tensors and Python scalars in type promotion: a 0-d float64 with float32 stays float32, a 0-d
+    int64 with int8 stays int8, a 0-d float with an int tensor is the default float, a 0-d bool."""
+
+    def forward(self, x, d, k, i8, t, h):
+        return (x * d, i8 * k, i8 + d, k * 1.5, i8 * 2.5, i8 + True, t + k, t * 2.5, h * d, h + k, i8 / k,
+                k / 2, i8 + x.sum(), d + k, i8 * t)
+
+
+@case("idioms", [(randn(3, 4), _i([[1, 2, 3, 4], [5, 6, 7, 8], [9, 10, 11, 12]], torch.int32), randn(3, 4, seed=1).half())])
+class WhereWithMixedScalars(nn.Module):
+    """torch.where with a Python int and a float, an int32 tensor and a float, a half and a 0-d float32,
+    bool results, and a where chain (the dtype of each by promotion)."""
+
+    def forward(self, x, n, h):
+        c = x > 0
+        return (torch.where(c, 2, 3.5), torch.where(c, n, 0.5), torch.where(c, n, -1), torch.where(c, h, torch.tensor(9.0)),
+                torch.where(c, False, True), torch.where(c, n, h), torch.where(n % 2 == 0, n, n.to(torch.int8)),
+                torch.where(c, torch.where(n > 6, 1.0, 0), x), torch.where(c, x.double(), 1))
+
+
+@case("idioms", [(torch.tensor([7.5, -7.5, -0.0, 0.0, 1.0, -1.0, 3.0, -3.0]),
+                  torch.tensor([2.0, 2.0, 3.0, -3.0, 0.0, 0.0, -0.5, _INF]))])
+class FloatFloorRemainderEdges(nn.Module):
+    """Float floor division and remainder with negative operands, signed zeros, division by 0 (inf, nan)
+    and by inf; fmod and remainder's signs differ."""
+
+    def forward(self, a, b):
+        return (a // b, a % b, torch.fmod(a, b), torch.remainder(a, b), torch.floor_divide(a, b), a / b,
+                torch.div(a, b, rounding_mode="trunc"), a % -2.5, -7.5 // b, torch.remainder(a, 1.0), torch.frac(a))
+
+
+@case("idioms", [(_i([7, -7, 0, 5, -1, 2**40]), _i([0, 0, 0, -2, 3, 0]))])
+class IntTrueDivideByZero(nn.Module):
+    """True division of ints by zero is float inf, -inf or nan; the mean of ints cast first; a guarded
+    integer division (the divisor replaced where it is 0)."""
+
+    def forward(self, a, b):
+        safe = torch.where(b == 0, torch.ones_like(b), b)
+        return a / b, torch.true_divide(a, b), a // safe, a % safe, a.float() / b, (a / b).isinf().sum()
+
+
+@case("idioms", [(torch.tensor([[3.0, _NAN, 1.0, 2.0], [_INF, -_INF, 0.0, _NAN], [1.0, 1.0, -1.0, 5.0]]),)])
+class NanInSortTopkArgmax(nn.Module):
+    """nan sorts last ascending and first descending, counts as the largest in topk, argmax and max
+    return its index; argmin too; msort and argsort agree."""
+
+    def forward(self, x):
+        up, down = x.sort(dim=-1, stable=True), x.sort(dim=-1, descending=True, stable=True)
+        return (up.values, up.indices, down.values, down.indices, x.topk(2, -1).values, x.argmax(-1), x.argmin(-1),
+                x.max(-1).values, x.max(-1).indices, x.min(0).values, x.argsort(dim=0, stable=True), x.amax(1), x.amin(0),
+                x.topk(1, 0, largest=False).values)
+
+
+@case("idioms", [(torch.tensor([2.0, _NAN, 1.0, 2.0, _INF, 1.0]),)])
+class UniqueWithNanAndInf(nn.Module):
+    """torch.unique of floats with nan and inf (nan is never equal to itself), with inverse and counts."""
+
+    def forward(self, x):
+        values, inverse, counts = torch.unique(x, return_inverse=True, return_counts=True)
+        return values, inverse, counts, torch.unique(x[:4].nan_to_num(9.0))
+
+
+@case("idioms", [(torch.tensor([[1.0, _NAN, 3.0], [_NAN, _NAN, 0.0], [-_INF, 2.0, _INF]]),)])
+class NanAwareReductions(nn.Module):
+    """median (nan wins) beside nanmedian, nansum and nanmean; logsumexp of -inf rows; max of infs;
+    a softmax row of -inf everywhere (nan) beside one with a finite value."""
+
+    def forward(self, x):
+        masked = torch.tensor([[-_INF, -_INF, -_INF], [0.0, -_INF, -_INF], [1.0, 2.0, 3.0]])
+        return (x.median(1).values, x.nanmedian(1).values, x.nansum(0), x.nanmean(1), torch.logsumexp(masked, 1),
+                masked.softmax(1), x.clamp(-1, 1), torch.fmin(x, x.t()), x.sum(1), x.isfinite().all(1))
+
+
+@case("idioms", [(randn(0, 6), randn(6, 3, seed=1))])
+class EmptyBatchThroughMlp(nn.Module):
+    """A batch of 0 rows through linear layers, layer norm, softmax, GELU, dropout in eval and a residual."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        torch.manual_seed(0)
+        self.fc, self.norm = nn.Linear(6, 6), nn.LayerNorm(6)
+
+    def forward(self, x, w):
+        h = F.gelu(self.norm(self.fc(x))) + x
+        return h @ w, (h @ w).softmax(-1), F.dropout(h, 0.1, False), h.sum(), h.mean(0), h.shape[0] + w
+
+
+@case("idioms", [(randn(2, 0, 4), _i([], torch.int64), randn(5, 4, seed=1))])
+class EmptyThroughIndexOps(nn.Module):
+    """Empty indices and empty dims through gather, index_select, index_add, scatter, embedding,
+    take_along_dim, cat with a non-empty tensor, and advanced indexing."""
+
+    def forward(self, e, idx, table):
+        return (table.index_select(0, idx), table[idx], F.embedding(idx, table), table.index_add(0, idx, table[idx]),
+                torch.gather(e, 1, torch.zeros(2, 0, 4, dtype=torch.long)), torch.cat([e, e], 1),
+                table.scatter(0, torch.zeros(0, 4, dtype=torch.long), table[:0]), e.transpose(0, 1).reshape(0, 8),
+                torch.cat([table[:0], table]), table.new_zeros(0, 3) @ torch.ones(3, 4))
+
+
+@case("idioms", [(randn(3, 0), randn(0, 2, 5))])
+class EmptyScansSortsReductions(nn.Module):
+    """Size-0 dims through sort, argsort, topk(0), cumsum, cumprod, flip, roll, amax over the non-empty dim,
+    sum/prod/any/all/count_nonzero over the empty one (0, 1, False, True, 0), and std (nan)."""
+
+    def forward(self, a, b):
+        return (a.sort(1).values, a.argsort(1), a.topk(0, 1).values, a.cumsum(1), a.cumprod(0), a.flip(1), a.roll(1, 0),
+                b.amax(1), a.sum(1), a.prod(1), (a > 0).any(1), (a > 0).all(1), torch.count_nonzero(a, 1), b.sum((1, 2)),
+                a.logsumexp(1), b.max(2).values)
+
+
+@case("idioms", [(randn(3, 0, 4), randn(1, 4, seed=1))])
+class EmptyPointwiseAndShapes(nn.Module):
+    """Pointwise ops, where, masked_fill, broadcasting and views of a tensor with a 0 dim; its numel and shape
+    used as numbers."""
+
+    def forward(self, e, b):
+        return (e * b + 1, torch.where(e > 0, e, b), e.masked_fill(e < 0, 0.0), e.exp().clamp(max=1),
+                e.permute(2, 0, 1).contiguous(), e.unsqueeze(1).expand(3, 2, 0, 4), b * e.numel() + e.shape[1],
+                e.view(-1), e.flatten(0, 1), torch.stack([e, e], -1).shape[0] * b, F.softmax(e, 1), e.norm(dim=1))
+
+
+class ExpandedAndStridedInputs(nn.Module):
+    """Inputs given as expands (stride 0), a transpose and a stepped slice through cumsum, sort, gather,
+    softmax, in-place work on a clone, and a matmul."""
+
+    def forward(self, e, t, s):
+        y = e.clone()
+        y[:, 0] += 1
+        return e.cumsum(0), t.sort(0).values, torch.gather(t, 1, e.long().abs() % t.shape[1]), s.softmax(0), y, s @ t
+
+
+_strided = randn(8, 10, seed=5)
+case("idioms", [(randn(1, 4).expand(3, 4), randn(4, 3, seed=1).t(), _strided[::2, 1::3][:, :3].t().contiguous().t()[:3]),
+                (randn(3, 1, seed=2).expand(3, 4), randn(4, 3, seed=3).t(), _strided[1::2, ::3][:3, :3])])(
+    ExpandedAndStridedInputs)
+
+
+@case("idioms", [(randn(4, 6),), (randn(4, 6, seed=1),)])
+class InplaceOnStridedSlices(nn.Module):
+    """In-place updates through stepped and negative-start slices, an ellipsis select, a masked in-place
+    update, copy_ of a broadcast row into a slice, and a chain of in-place ops on one view."""
+
+    def forward(self, x):
+        y = x.clone()
+        y[1:, ::2] += 10
+        y[..., -1].mul_(-1)
+        y[-2:, 1:4:2] = y[:2, 0:1]
+        v = y[:, 3:]
+        v.sub_(1).div_(2).abs_()
+        y[y < -1] *= 0.5
+        y[0].copy_(torch.arange(6.0))
+        return y, v
+
+
+@case("idioms", [(randn(3, 4),), (randn(3, 4, seed=1),)])
+class InplaceSeenThroughExpandedViews(nn.Module):
+    """A view expanded from a buffer, then the buffer changed in place: the expanded view sees the change;
+    an in-place add of an expanded operand; unsqueeze+expand of a row updated afterwards."""
+
+    def forward(self, x):
+        base = x.clone()
+        wide = base[0].unsqueeze(0).expand(5, 4)
+        seen = base.t().expand(2, 4, 3)
+        base[0].add_(100)
+        base.mul_(torch.tensor([1.0, 2.0, 3.0, 4.0]).expand(3, 4))
+        acc = torch.zeros(3, 4)
+        acc += x[:, :1].expand(3, 4)
+        return wide.sum(0), seen[1], acc, base
+
+
+@case("idioms", [(randn(2, 2, 5, 5), _i([[1, 1, 1, 0, 0], [1, 1, 1, 1, 1]], torch.bool), randn(2, 5, seed=1))])
+class MaskedFillBroadcast(nn.Module):
+    """Attention-style masked_fill: a key mask broadcast over heads and queries, a causal mask broadcast over
+    the batch, a 0-d tensor fill value, -inf fill then softmax, and masked_fill of an int tensor."""
+
+    def forward(self, scores, keep, x):
+        causal = torch.ones(5, 5, dtype=torch.bool).triu(1)
+        masked = scores.masked_fill(~keep[:, None, None, :], float("-inf")).masked_fill(causal, -1e9)
+        ids = torch.arange(10).view(2, 5).masked_fill(~keep, -100)
+        return (masked.softmax(-1), x.masked_fill(x > 0.5, torch.tensor(0.5)), ids, x.masked_fill(keep[:1], 0),
+                scores.masked_fill(keep[:, None, :, None], 2.0).sum((2, 3)))
+
+
+@case("idioms", [(_i([[1, 1, 1, 0, 0], [0, 0, 1, 1, 1]]), _i([[True, False, True, True, False]], torch.bool))])
+class CumsumOfBoolAndInt(nn.Module):
+    """HF position ids from an attention mask (cumsum - 1, padded positions filled), cumsum and cumprod of
+    bool (int64 results), of int8 (int64), of uint8 with dtype=uint8 (wraps), and logcumsumexp of a mask."""
+
+    def forward(self, mask, flag):
+        positions = (mask.cumsum(-1) - 1).masked_fill(mask == 0, 1)
+        u8 = torch.full((6,), 100, dtype=torch.uint8)
+        return (positions, flag.cumsum(-1), flag.cumprod(-1), mask.to(torch.int8).cumsum(0), u8.cumsum(0, dtype=torch.uint8),
+                mask.bool().cumsum(1).dtype == torch.int64, mask.cumprod(1), mask.int().cumsum(1),
+                flag.cumsum(1, dtype=torch.float32), mask.flip(-1).cumsum(-1).flip(-1), torch.logcumsumexp(mask.float(), 1))
+
+
+@case("idioms", [(torch.tensor([5.0, 1.0, 3.0, 3.0, 9.0]), torch.tensor([[0.0, 3.0, 3.5], [9.0, 10.0, 1.0]])),
+                 (torch.tensor([2.0, -1.0, 2.0, 8.0, 0.0]), torch.tensor([[2.0, -5.0, 8.0], [0.0, 1.0, 2.0]]))])
+class SearchsortedWithSorter(nn.Module):
+    """searchsorted of an unsorted sequence through its argsort (sorter=), left and right, side='right',
+    a Python scalar value, a batch of sorted rows, and bucketize with right= on int boundaries."""
+
+    def forward(self, seq, values):
+        order = seq.argsort(stable=True)
+        rows = torch.stack([seq.sort().values, seq.sort().values * 2])
+        return (torch.searchsorted(seq, values, sorter=order), torch.searchsorted(seq, values, right=True, sorter=order),
+                torch.searchsorted(seq, values, side="right", sorter=order), torch.searchsorted(rows, values),
+                torch.searchsorted(seq.sort().values, 3.0), torch.bucketize(values, _i([0, 2, 3, 9]), right=True),
+                torch.bucketize(values.long(), _i([0, 2, 3, 9])), torch.searchsorted(rows, values, out_int32=True, right=True))
+
+
+@case("idioms", [(randn(3, 6), torch.tensor([0.0, 0.25, 0.5, 0.75, 1.0]))])
+class HistogramByBucketize(nn.Module):
+    """A histogram by bucketize (right=True) and scatter_add of ones, clamped to the last bin; quantile
+    bins from searchsorted of a cumulative distribution."""
+
+    def forward(self, x, edges):
+        u = torch.sigmoid(x)
+        bins = torch.bucketize(u, edges, right=True).clamp(1, 4) - 1
+        hist = torch.zeros(3, 4, dtype=torch.long).scatter_add_(-1, bins, torch.ones_like(bins))
+        cdf = hist.cumsum(-1).float() / hist.sum(-1, keepdim=True)
+        return bins, hist, torch.searchsorted(cdf.contiguous(), torch.full((3, 1), 0.5)), u.histc(4, 0, 1)
+
+
+@case("idioms", [(randn(2, 3, 5), _i([[[4, 0, 1], [2, 2, 3], [0, 4, 4]], [[1, 1, 1], [3, 0, 2], [4, 3, 0]]]))])
+class GatherScatterNegativeDims(nn.Module):
+    """gather, scatter, scatter_add, scatter_reduce and take_along_dim with dim=-1 and dim=-2, a scalar
+    scatter value, and one-hot by scatter along -1."""
+
+    def forward(self, x, idx):
+        rows = idx[:, :, :2] % 3
+        return (x.gather(-1, idx), x.gather(-2, rows.transpose(-1, -2)), x.scatter(-1, idx, 0.0),
+                torch.zeros(2, 3, 5).scatter_add(-1, idx, x[..., :3]), x.scatter_reduce(-1, idx, x[..., :3] * 2, "amax"),
+                torch.take_along_dim(x, idx, -1), torch.zeros(2, 3, 5).scatter_(-1, idx[..., :1], 1.0),
+                x.scatter(-2, rows.transpose(-1, -2), -x[:, :2]), x.index_select(-1, idx[0, 0]))
+
+
+@case("idioms", [(randn(4, 4), randn(2, 3, 3, seed=1), randn(3, 3, 2, seed=2), randn(4, seed=3))])
+class EinsumRepeatedIndices(nn.Module):
+    """einsum with a repeated index in one operand: a diagonal ('ii->i'), a trace ('ii->'), batched
+    diagonals ('bii->bi'), 'iij->ij', a diagonal times a vector, and 'ii,i->' (a weighted trace)."""
+
+    def forward(self, m, b, t, v):
+        return (torch.einsum("ii->i", m), torch.einsum("ii->", m), torch.einsum("bii->bi", b), torch.einsum("iij->ij", t),
+                torch.einsum("ii,i->i", m, v), torch.einsum("ii,i->", m, v), torch.einsum("bii->b", b),
+                torch.einsum("iji->j", t[:, :, :2].transpose(1, 2).reshape(3, 2, 3)[:2, :, :2]))
+
+
+@case("idioms", [(randn(2, 3, 4, 2, 3), randn(3, 1, 2, 1, seed=1))])
+class FiveDimReductionsAndViews(nn.Module):
+    """Rank-5 tensors: reductions over several non-adjacent dims, softmax along the middle, cumsum on
+    dim 3, movedim, flatten/unflatten, a broadcast add of rank 4 and max over a dim."""
+
+    def forward(self, x, b):
+        return (x.sum((1, 3)), x.amax((0, 2, 4), keepdim=True), x.softmax(2), x.cumsum(3), x.movedim((1, 4), (4, 0)),
+                x.flatten(1, 3).unflatten(1, (6, 4)), x + b, x.max(2).indices, x.std((1, 4)), x.mean(-1).transpose(0, 3))
+
+
+@case("idioms", [(randn(1, 2, 2, 4, 3, 2),)])
+class SixDimPermutes(nn.Module):
+    """Rank-6 permutes and reshapes (3-D pixel shuffle), a 7-D broadcast, and a rank-6 einsum."""
+
+    def forward(self, x):
+        b, c, r, d, h, w = x.shape
+        shuffled = x.permute(0, 1, 3, 2, 4, 5).reshape(b, c, d * r, h, w)
+        big = x.unsqueeze(-1) * torch.arange(3.0)
+        return shuffled, big.sum(-1), big.amax(3), torch.einsum("abcdef->afedcb", x), x.transpose(2, 5).flip(3).cumsum(4)
+
+
+@case("idioms", [(randn(1, 2, 4, 6, 6),), (randn(1, 2, 4, 6, 6, seed=1),)])
+class VideoConv3dBlock(nn.Module):
+    """A video block on (batch, channels, time, height, width): conv3d, group norm, avg/max pool3d,
+    trilinear interpolation and a per-frame (batch * time) reshape."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        torch.manual_seed(0)
+        self.conv, self.norm = nn.Conv3d(2, 4, 3, padding=1), nn.GroupNorm(2, 4)
+
+    def forward(self, x):
+        h = F.silu(self.norm(self.conv(x)))
+        frames = h.permute(0, 2, 1, 3, 4).reshape(-1, 4, 6, 6)
+        return (F.avg_pool3d(h, 2), F.max_pool3d(h, (1, 2, 2)), F.interpolate(h, scale_factor=(1, 0.5, 0.5), mode="trilinear"),
+                frames.mean((2, 3)))
+
+
+@case("idioms", [(randn(4, 64).bfloat16(), randn(4, 64, seed=1).half())])
+class Bf16F16Reductions(nn.Module):
+    """Reductions of bfloat16 and float16 (float accumulation, rounded once): sum, mean, var, softmax,
+    cumsum, norm, prod, logsumexp, max and a f16 sum past 65504 (inf)."""
+
+    def forward(self, b, h):
+        big = torch.full((8,), 30000.0, dtype=torch.float16)
+        return (b.sum(-1), b.mean(0), b.var(1), b.softmax(-1), b.cumsum(-1)[:, -4:], b.norm(dim=1), b[:, :6].prod(1),
+                b.logsumexp(1), b.max(1).values, h.sum(-1), h.mean(), h.float().sum(0).half(), big.sum(), big.mean(),
+                h.sum(dtype=torch.float32), (b * h).sum(1))
+
+
+@case("idioms", [(randn(3, 4, 4), randn(3, 4, 2, seed=1))])
+class LinalgSolveInvOnBatches(nn.Module):
+    """torch.linalg on batches: solve with a batch and a broadcast right side, inv, det and slogdet
+    (negative determinants), matrix_power with a negative exponent, solve_triangular both sides."""
+
+    def forward(self, a, b):
+        a = a + 4 * torch.eye(4)
+        sign, logabs = torch.linalg.slogdet(a)
+        tri = a.tril()
+        return (torch.linalg.solve(a, b), torch.linalg.solve(a, b[0]), torch.linalg.inv(a), torch.linalg.det(a),
+                sign, logabs, torch.linalg.matrix_power(a, -2), torch.linalg.solve_triangular(tri, b, upper=False),
+                torch.linalg.solve_triangular(tri.mT, b.mT, upper=True, left=False))
+
+
+@case("idioms", [(randn(2, 5, 3),)])
+class LinalgDecompositionsOnBatches(nn.Module):
+    """Batched Cholesky of a Gram matrix and cholesky_solve, eigvalsh, svdvals, matrix norms (fro, nuc, 2),
+    vector norms with inf orders, pinv and lstsq of a tall batch, cond."""
+
+    def forward(self, x):
+        gram = x.mT @ x + torch.eye(3)
+        low = torch.linalg.cholesky(gram)
+        return (low, torch.cholesky_solve(x.mT[..., :1], low), torch.linalg.eigvalsh(gram), torch.linalg.svdvals(x),
+                torch.linalg.matrix_norm(x), torch.linalg.matrix_norm(x, "nuc"), torch.linalg.matrix_norm(x, 2),
+                torch.linalg.vector_norm(x, float("inf"), dim=-1), torch.linalg.vector_norm(x, -float("inf"), dim=(1, 2)),
+                torch.linalg.pinv(x), torch.linalg.lstsq(x, x[..., :1]).solution, torch.linalg.cond(gram))
+
+
+@case("idioms", [(randn(2, 4, 4),)])
+class LinalgLuAndQr(nn.Module):
+    """lu_factor and lu_solve on a batch, the LU's pivots, qr's R diagonal magnitudes, householder-free
+    checks (Q @ R reproduces the input), eigvals of a symmetric batch via eigh's values, det of a singular matrix."""
+
+    def forward(self, x):
+        a = x + 3 * torch.eye(4)
+        lu, pivots = torch.linalg.lu_factor(a)
+        q, r = torch.linalg.qr(a)
+        singular = torch.stack([a[0], a[0]])[:, :, :2].repeat(1, 1, 2)
+        return (torch.linalg.lu_solve(lu, pivots, a[..., :2]), pivots, r.diagonal(dim1=-2, dim2=-1).abs(), q @ r,
+                torch.linalg.eigh(a + a.mT).eigenvalues, torch.linalg.det(singular), torch.linalg.cross(a[..., :3], x[..., 1:]),
+                torch.linalg.multi_dot([a[0], a[1], a[0]]), torch.linalg.vecdot(a, x, dim=-1))
+
+
+@case("idioms", [(randn(2, 8) * 2,), (randn(2, 8, seed=1) * 2,)])
+class TopPTopKLogitsFilter(nn.Module):
+    """transformers' top-p and top-k logits processors: sort descending, cumulative softmax, the removal mask
+    shifted right and scattered back along -1, -inf fills, and a renormalized distribution."""
+
+    def forward(self, logits):
+        kth = torch.topk(logits, 3)[0][..., -1, None]
+        top_k = logits.masked_fill(logits < kth, -float("inf"))
+        sorted_logits, sorted_idx = torch.sort(logits, descending=False)
+        cumulative = sorted_logits.softmax(-1).cumsum(-1)
+        remove = cumulative <= 1 - 0.8
+        remove[..., -1:] = 0
+        remove_back = remove.scatter(-1, sorted_idx, remove)
+        top_p = logits.masked_fill(remove_back, -float("inf"))
+        return top_k, top_p, top_p.softmax(-1), remove_back.sum(-1)
+
+
+@case("idioms", [(randn(2, 6), _i([[0, 3, 3, 5], [1, 1, 2, 4]]))])
+class RepetitionPenalty(nn.Module):
+    """transformers' repetition penalty: gather the scores of seen tokens (duplicates), divide the positive
+    and multiply the negative ones, scatter back along -1."""
+
+    def forward(self, scores, seen):
+        score = torch.gather(scores, 1, seen)
+        score = torch.where(score < 0, score * 1.3, score / 1.3)
+        return scores.scatter(1, seen, score), scores.scatter(-1, seen, -score).argmax(-1)
+
+
+@case("idioms", [(randn(4, 5), _i([1, -100, 4, -100])), (randn(4, 5, seed=1), _i([-100, -100, -100, -100]))])
+class CrossEntropyIgnoreIndex(nn.Module):
+    """cross entropy with ignore_index -100 and label smoothing, mean over the kept rows (nan when every row
+    is ignored), sum and none reductions, and the shifted-label causal-LM form."""
+
+    def forward(self, logits, labels):
+        return (F.cross_entropy(logits, labels), F.cross_entropy(logits, labels, label_smoothing=0.1),
+                F.cross_entropy(logits, labels, reduction="sum"), F.cross_entropy(logits, labels, reduction="none"),
+                F.nll_loss(logits.log_softmax(-1)[:-1], labels[1:], ignore_index=-100), (labels != -100).sum())
+
+
+@case("idioms", [(randn(3, 8) * 4,), (randn(3, 8, seed=1) * 0.01,)])
+class Int8QuantizeDequantize(nn.Module):
+    """Symmetric int8 quantization per row (round half to even, clamp, cast), asymmetric uint8 with a zero
+    point, integer accumulation of int8 products in int32, and dequantization."""
+
+    def forward(self, x):
+        scale = x.abs().amax(-1, keepdim=True).clamp(min=1e-8) / 127
+        q = (x / scale).round().clamp(-128, 127).to(torch.int8)
+        lo, hi = x.amin(-1, keepdim=True), x.amax(-1, keepdim=True)
+        uscale = ((hi - lo) / 255).clamp(min=1e-8)
+        zero = (-lo / uscale).round().clamp(0, 255).to(torch.uint8)
+        uq = (x / uscale + zero).round().clamp(0, 255).to(torch.uint8)
+        acc = q.int() @ q.int().t()
+        return q, q.float() * scale, uq, zero, (uq.float() - zero.float()) * uscale, acc, acc.float() * scale * scale.t()
+
+
+@case("idioms", [(torch.tensor([0.5, 1.5, 2.5, -0.5, -1.5, -2.5, 0.25, -0.0, 1.45, 2.675]),)])
+class RoundingModes(nn.Module):
+    """round half to even, round to decimals, floor/ceil/trunc of negatives (signed zeros), and casts to int
+    (toward zero)."""
+
+    def forward(self, x):
+        return (x.round(), x.round(decimals=1), x.floor(), x.ceil(), x.trunc(), x.long(), (x * 10).int(), x.to(torch.int8),
+                torch.signbit(x.ceil()), x.fix(), (x * 2).round() / 2)
+
+
+@case("idioms", [(torch.tensor([-0.7, 0.7, _NAN, 0.0, -3.9, 255.9]), _i([300, -1, -129, 65536, 2**40, 127]))])
+class NarrowingCasts(nn.Module):
+    """Casts that narrow: float to int64 (toward zero), float to bool (nan is True), int64 to int8, uint8,
+    int16 and int32 (modular), bool back to float and int, and half of an int."""
+
+    def forward(self, f, n):
+        finite = f.nan_to_num(0.0)
+        return (finite.long(), f.bool(), n.to(torch.int8), n.to(torch.uint8), n.to(torch.int16), n.int(), n.bool().float(),
+                n.half(), finite.to(torch.uint8)[:5], n.to(torch.int8).to(torch.int64) + n.to(torch.uint8))
+
+
+@case("idioms", [(_i([0, 5, 255], torch.uint8), _i([-5, 0, 100], torch.int8), _i([1, 2, 3]))])
+class ComparisonsWithOutOfRangeScalars(nn.Module):
+    """Comparisons of small int tensors with Python ints outside their range (torch casts the scalar to the
+    tensor's dtype first: -1 as uint8 is 255), and of ints with floats."""
+
+    def forward(self, u, i8, n):
+        return (u < -1, i8 > 200, u == 256, i8 == 2.5, n > 1.5, n == 2.0, u >= 255, i8 < -128, n != 2.5,
+                torch.eq(u, 0), torch.lt(i8, 100.5))
+
+
+@case("idioms", [(_i([[True, False, True], [False, False, True]], torch.bool), _i([[3, -2, 0], [1, 4, -6]]))])
+class BoolArithmetic(nn.Module):
+    """bool + bool (or), bool * bool (and), bool with int, sum/max/min of bool, bool to float mean, ~bool,
+    logical ops of ints, and where on bool results."""
+
+    def forward(self, b, n):
+        return (b + b, b * b, b & (n > 0), b + n, b * 2.5, b.sum(0), b.max(1).values, b.min(), b.float().mean(1), ~b,
+                torch.logical_and(n, b), torch.logical_not(n), b.any(0), b.all(), b | b.flip(1), (b ^ True))
+
+
+@case("idioms", [(_i([12, -18, 0, 7, -9, 0]), _i([8, 12, 5, 0, -6, 0]))])
+class GcdLcmAndIntPow(nn.Module):
+    """gcd and lcm with negative operands and zeros, int8 powers that overflow, 2 ** n as int64, square,
+    and integer abs/sign/neg."""
+
+    def forward(self, a, b):
+        i8 = a.to(torch.int8)
+        return (torch.gcd(a, b), torch.lcm(a, b), i8 ** 3, i8.pow(2), 2 ** b.abs(), a.square(), a.abs(), a.sign(), -a,
+                torch.pow(a, 2), (a * a).to(torch.int16) ** 2)
+
+
+@case("idioms", [(_i([-3, 0, 2, 9]), randn(4))])
+class ClampWithMixedBounds(nn.Module):
+    """clamp of int tensors by float bounds (float results), by tensor bounds, clamp with min above max
+    (every value is max), clip, clamp_min of uint8, and clamp of floats by int tensors."""
+
+    def forward(self, n, x):
+        return (n.clamp(min=0.5), n.clamp(max=1.5), n.clamp(n.flip(0), n + 1), n.clamp(5, 1), x.clamp(2.0, -2.0),
+                n.clip(-1, 1), n.to(torch.uint8).clamp_min(3), x.clamp(n - 1, n + 1), torch.clamp(x, min=torch.tensor(0.0)))
+
+
+@case("idioms", [(randn(4).half() * 100, randn(4, seed=1).bfloat16() * 100)])
+class HalfPrecisionOverflow(nn.Module):
+    """float16 overflow to inf (a product, exp), a small addend lost in float16, softmax and layer_norm
+    of float16 and bfloat16, and bfloat16's range beyond float16's."""
+
+    def forward(self, h, b):
+        return (h * 1000, h.exp(), h + 1e-4, h.softmax(0), F.layer_norm(h, (4,)), b * 1e10, b.float().half(), (b * 1000).half(),
+                (h + 60000) - 60000, b.softmax(0), h.sigmoid(), h.tanh())
+
+
+@case("idioms", [(torch.tensor([[0.0, 0.0, 0.0], [3.0, 4.0, 0.0], [1e-20, 0.0, 0.0]]), randn(1, 3))])
+class ZeroVectorNorms(nn.Module):
+    """F.normalize and cosine_similarity of zero and tiny vectors (eps), var and std of one element (nan),
+    std with correction 0, and pairwise_distance."""
+
+    def forward(self, x, y):
+        return (F.normalize(x, dim=-1), F.cosine_similarity(x, y.expand(3, 3)), x[:, :1].var(1), x.std(1, correction=0),
+                F.pairwise_distance(x, y), x.norm(dim=1), torch.linalg.vector_norm(x, 0, dim=1), x[0].div(x[0].norm()))
+
+
+@case("idioms", [(torch.tensor([[2.0, 2.0, 1.0], [0.0, 0.0, 0.0], [-1.0, 3.0, 3.0]]), _i([[4, 4, 1], [0, 7, 7]], torch.int8))])
+class ArgmaxTies(nn.Module):
+    """argmax/argmin and max/min over a dim on ties give the first index; all-equal rows; int8 argmax;
+    keepdim forms and the flattened argmax."""
+
+    def forward(self, x, n):
+        return (x.argmax(1), x.argmin(1), x.max(1).indices, x.min(0).indices, n.argmax(1), n.max(1), n.argmin(0, keepdim=True),
+                x.argmax(), x.max(0, keepdim=True).indices, torch.max(x, -1)[0])
+
+
+@case("idioms", [(randn(3),)])
+class ArangeLinspaceEdges(nn.Module):
+    """arange with a float step (its length by ceil), a negative step, int64 starts past 2**40, linspace with
+    one step, logspace, arange of float16 and an int range sized from a shape."""
+
+    def forward(self, x):
+        return (torch.arange(0, 1, 0.1), torch.arange(5, -3, -2), torch.arange(2**40, 2**40 + 3), torch.linspace(-1, 1, 1),
+                torch.linspace(0, 1, 5) * x[0], torch.logspace(0, 2, 3), torch.arange(4, dtype=torch.float16),
+                torch.arange(x.shape[0]) * x, torch.arange(1.5, 4.0), torch.linspace(3, 3, 4))
+
+
+@case("idioms", [(randn(5, 3),), (randn(5, 3, seed=1),)])
+class PairwiseDistances(nn.Module):
+    """cdist (p=2, p=1, p=inf) of a set with itself (a zero diagonal), the upper triangle by triu_indices,
+    pdist, and a nearest-neighbour argmin with the diagonal masked."""
+
+    def forward(self, x):
+        d = torch.cdist(x, x)
+        i, j = torch.triu_indices(5, 5, 1)
+        nearest = d.masked_fill(torch.eye(5, dtype=torch.bool), float("inf")).argmin(1)
+        return d, torch.cdist(x, x, p=1), torch.cdist(x, x[:2], p=float("inf")), d[i, j], F.pdist(x), nearest
+
+
+@case("idioms", [(randn(4, 5), _i([-1, 0, -4, 2]))])
+class NegativeIndexing(nn.Module):
+    """Indexing with negative values in index tensors, negative slices and steps by narrow, roll and flip
+    with negative dims and shifts, select with -1, and a negative index_put."""
+
+    def forward(self, x, idx):
+        y = x.clone()
+        y[idx[:2], -1] = -5.0
+        return (x[idx], x[:, idx[:3]], x[-1], x[-3:-1, -2:], x.narrow(-1, -3, 2), torch.roll(x, (-1, 2), (-2, -1)),
+                x.flip(-1, -2), x.select(-2, -1), y, x[idx, idx.flip(0) + 1])
+
+
+@case("idioms", [(torch.tensor([[[[-_INF, 1.0, -_INF, -_INF], [2.0, -_INF, -_INF, -_INF], [0.0, 0.0, -_INF, -_INF],
+                                   [-_INF, -_INF, -_INF, -_INF]]]]),)])
+class PoolingOverInfinities(nn.Module):
+    """max_pool2d over -inf windows (an all -inf window stays -inf), avg_pool2d with padding counted and
+    not counted, adaptive pools, and max_pool with indices."""
+
+    def forward(self, x):
+        finite = x.nan_to_num(neginf=-3.0)
+        values, indices = F.max_pool2d(x, 2, return_indices=True)
+        return (values, indices, F.max_pool2d(x, 3, 1, 1), F.avg_pool2d(finite, 3, 1, 1), F.avg_pool2d(finite, 3, 1, 1, count_include_pad=False),
+                F.adaptive_max_pool2d(x, (3, 1)), F.adaptive_avg_pool2d(finite, (3, 2)), F.lp_pool2d(finite.abs(), 2, 2))
+
+
+@case("idioms", [(torch.tensor([[1.0, _NAN, 0.5, 2.0, -1.0], [_INF, 1.0, -_INF, 3.0, 0.0]]),)])
+class ScansWithNanAndInf(nn.Module):
+    """cummax/cummin propagate nan (and index it), cumsum of inf and -inf is nan onwards, cumprod by 0 and
+    inf, logcumsumexp of infinities."""
+
+    def forward(self, x):
+        values, indices = x.cummax(1)
+        return (values, indices, x.cummin(1).values, x.cummin(1).indices, x.cumsum(1), x.cumprod(1),
+                torch.logcumsumexp(x.nan_to_num(0.0), 1), x.flip(1).cummax(1).values)
+
+
+@case("idioms", [(torch.tensor([0.0, -0.0, 1.0, -1.0, _NAN, _INF]), torch.tensor([-0.0, 0.0, _NAN, 1.0, _NAN, _INF]))])
+class NanAndSignedZeroComparisons(nn.Module):
+    """nan is unequal to itself; -0.0 equals 0.0 but keeps its sign through copysign, atan2 and division;
+    isclose with equal_nan; maximum/fmax; sort and unique treat the zeros as equal."""
+
+    def forward(self, a, b):
+        return (a == b, a != b, a < b, torch.isclose(a, b, equal_nan=True), torch.copysign(torch.ones(6), a), torch.atan2(a, b),
+                1.0 / a, torch.maximum(a, b), torch.fmax(a, b), torch.signbit(a), a.sort(stable=True).indices,
+                torch.eq(a, a).sum(), torch.hypot(a, b))
+
+
+@case("idioms", [(torch.tensor([1e16, 1.0, -1e16, 3.0, 1e-300], dtype=torch.float64), randn(5))])
+class Float64Precision(nn.Module):
+    """float64 arithmetic a float32 path would lose: 1e16 + 1 - 1e16, a cumsum through cancellation,
+    tiny values past float32's range, promotion of float32 with float64, and exp/log near 1."""
+
+    def forward(self, d, f):
+        return (d + 1 - d, d.cumsum(0), d * 1e-10, d[4] * 1e-10, f * d, (f.double() + 1e-12) - f.double(), torch.log1p(d[4:]),
+                torch.expm1(d[4:]), d.sum(), d.prod(), (d[1] + 1e-15) - d[1])
+
+
+@case("idioms", [(_i([3, 0, 4, 1, 4, 0]), randn(6))])
+class OneHotAndBincount(nn.Module):
+    """one_hot with a fixed class count, bincount with minlength and weights (a length read from the data,
+    bounded by minlength here), and class frequencies."""
+
+    def forward(self, labels, w):
+        onehot = F.one_hot(labels, 6)
+        return onehot, onehot.sum(0), torch.bincount(labels, minlength=6), torch.bincount(labels, w, minlength=6), onehot.float() @ torch.arange(6.0)
+
+
+@case("idioms", [(_i([[5, 2, 2, 9], [0, 0, 7, -1]]), _i([3, 1, 3, 0, 2], torch.uint8), _i([True, False, True], torch.bool))])
+class SortAndTopkOfInts(nn.Module):
+    """sort and topk of int64 with ties (stable), sort of uint8, sort of bool, kthvalue and mode of ints,
+    argsort descending stable."""
+
+    def forward(self, n, u, b):
+        return (n.sort(dim=1, stable=True), u.sort(), b.sort(stable=True).values, n.topk(2, 1).values, n.kthvalue(2, 1).values,
+                n.argsort(dim=1, descending=True, stable=True), u.topk(3).values, n.msort(), n.amax(0), u.argsort(stable=True))
+
+
+@case("idioms", [(randn(2, 3), randn(3, seed=1))])
+class InterleaveRepeatTile(nn.Module):
+    """Interleaving by stack and flatten, repeat_interleave by an int on two dims, tile, repeat with more dims,
+    expand then reshape (a copy), and a strided gather back."""
+
+    def forward(self, a, b):
+        inter = torch.stack([a, a * 10], -1).flatten(-2)
+        return (inter, inter[:, ::2], a.repeat_interleave(2, 0), a.repeat_interleave(3, -1), a.tile(2, 1), b.tile((2, 2)),
+                a.repeat(2, 1, 2), b.expand(2, 3).reshape(-1), torch.cat([a, b[None]]).repeat_interleave(torch.tensor([1, 0, 2]), 0))
+
+
+@case("idioms", [(randn(3, 4), _i([0, 2, 4, 3]))])
+class LogSoftmaxMaskedRows(nn.Module):
+    """log_softmax and log of a softmax over -inf masked positions (-inf results, nan on an all-masked row),
+    an nll_loss gathering them, and masked mean pooling by lengths."""
+
+    def forward(self, x, lengths):
+        mask = torch.arange(4)[None, :] < lengths[:3, None]
+        masked = x.masked_fill(~mask, float("-inf"))
+        logp = masked.log_softmax(-1)
+        pooled = (x * mask).sum(1) / mask.sum(1).clamp(min=1)
+        return logp, masked.softmax(-1), logp.nan_to_num(neginf=0.0).sum(-1), pooled, mask.sum(1)
+
+
+@case("idioms", [(randn(2, 3).abs() + 0.1, randn(2, 3, seed=1))])
+class SpecialFunctionEdges(nn.Module):
+    """Special functions at their edges: xlogy with 0 * log 0, log of 0 (-inf), sqrt and log of negatives
+    (nan), rsqrt of 0 (inf), sinc at 0, logit with eps, erfinv at +-1, digamma and lgamma."""
+
+    def forward(self, p, x):
+        zero = torch.zeros(2, 3)
+        return (torch.xlogy(zero, zero), torch.log(zero), torch.sqrt(x), torch.log(x), torch.rsqrt(zero), torch.sinc(x * 0),
+                torch.logit(p.clamp(max=1), eps=1e-6), torch.erfinv(torch.tensor([1.0, -1.0, 0.5])), torch.special.xlog1py(x, p),
+                torch.lgamma(p), torch.digamma(p), torch.special.entr(p), torch.log2(p), x.pow(0.5), x.pow(-1))
+
+
+@case("idioms", [(randn(3, 5),), (randn(3, 5, seed=1),)])
+class MaskedAssignOnSliceViews(nn.Module):
+    """Boolean-mask assignment into a slice view (`y[:, 1:][m] = 0`), index_put through a transposed view,
+    fill_ on a chain of views, and masked_scatter with a broadcast mask."""
+
+    def forward(self, x):
+        y = x.clone()
+        view = y[:, 1:]
+        view[view > 0] = 0.0
+        z = x.clone()
+        z.t()[1:3, 0] = torch.tensor([7.0, 8.0])
+        w = x.clone()
+        w.view(5, 3).t()[1].fill_(-1)
+        keep = torch.tensor([True, False, True, False, True])
+        return y, z, w, x.masked_scatter(keep.expand(3, 5), torch.arange(15.0)), view.sum()
+
+
+@case("idioms", [(_i([1, -2, 100], torch.int8), _i([200, 0, 3], torch.uint8), torch.tensor([True, False, True]))])
+class WhereAcrossIntKinds(nn.Module):
+    """torch.where between int8 and uint8 (int16), int8 and bool, uint8 and a Python float, and a
+    maximum/minimum across those dtypes."""
+
+    def forward(self, i8, u8, c):
+        return (torch.where(c, i8, u8), torch.where(c, i8, c), torch.where(c, u8, 0.5), torch.maximum(i8, u8), torch.minimum(u8, c),
+                i8 + u8, u8 * i8, torch.where(c, u8, -1).dtype == torch.uint8)
+
+
+@case("idioms", [(randn(2, 3, 4, 4),)])
+class DiagonalsOfBatches(nn.Module):
+    """diagonal with positive and negative offsets over the last dims and over the first two, diag_embed
+    with an offset, diagonal_scatter, and eye-masked updates of a batch of matrices."""
+
+    def forward(self, x):
+        d = x.diagonal(-1, -2, -1)
+        eye = torch.eye(4, dtype=torch.bool)
+        return (d, x.diagonal(1, -2, -1), x.diagonal(0, 0, 1), torch.diag_embed(d, 1), torch.diagonal_scatter(x, x.diagonal(0, -2, -1) * 0, 0, -2, -1),
+                x.masked_fill(eye, 0).sum((-2, -1)), x.diagonal(-1, -1, -2).sum(-1), torch.diag(x[0, 0], -2))
+
+
+@case("idioms", [(randn(2, 4, 3), _i([[1, 0, 1, 1], [0, 0, 0, 0]], torch.bool))])
+class MaskedMeanWithEmptyRows(nn.Module):
+    """A masked mean where a whole row is masked out (0/0 is nan, guarded by clamp), masked max by -inf
+    fill (an all-masked row is -inf), and the nan replaced by where."""
+
+    def forward(self, x, keep):
+        m = keep[..., None]
+        count = m.sum(1)
+        raw = (x * m).sum(1) / count
+        guarded = (x * m).sum(1) / count.clamp(min=1)
+        mx = x.masked_fill(~m, float("-inf")).amax(1)
+        return raw, guarded, mx, torch.where(count > 0, raw, torch.zeros_like(raw)), torch.isnan(raw).any(-1)
+
+
+@case("idioms", [(randn(3, 4),), (randn(3, 4, seed=1),)])
+class InplaceArithmeticDtypes(nn.Module):
+    """In-place ops keep the destination's dtype: an int tensor += a float (truncated), a uint8 -= wraps,
+    a float16 *= a float32, a bool |= , and an int8 *= overflows."""
+
+    def forward(self, x):
+        n = torch.arange(12).view(3, 4)
+        n += 2
+        n *= 3
+        u = torch.full((3, 4), 5, dtype=torch.uint8)
+        u -= (x > 0).to(torch.uint8) * 7
+        h = x.half()
+        h *= x
+        b = x > 0
+        b |= x < -1
+        i8 = (x * 50).to(torch.int8)
+        i8 *= 4
+        k = torch.zeros(3, 4, dtype=torch.long)
+        k.add_((x * 10).long())
+        return n, u, h, b, i8, k
+
+
+@case("idioms", [(_i([1, -1, 5, -8, 3, 2**40]), _i([-1, -1, -2, 1, -64, 2]))])
+class ShiftsByNegativeAmounts(nn.Module):
+    """Shifts by negative amounts (torch: a left shift by < 0 is 0, a right shift by < 0 is 0 or -1 by
+    sign) and by an int8 amount (promoted), next to ordinary shifts."""
+
+    def forward(self, x, s):
+        return (torch.bitwise_left_shift(x, s), x >> s, x.int() << s.int(), x.to(torch.int8) >> s.to(torch.int8),
+                x << s.to(torch.int8), x.abs().to(torch.uint8) >> s.to(torch.uint8))
+
+
+@case("idioms", [(_i([-128, -7, 127, 0], torch.int8), _i([-1, 2, -1, 5], torch.int8))])
+class Int8DivisionCorners(nn.Module):
+    """-128 // -1 in int8 (wraps to -128), remainder and fmod of negatives by -1 and by positive divisors, and
+    truncating division."""
+
+    def forward(self, a, b):
+        return a // b, a % b, torch.fmod(a, b), torch.div(a, b, rounding_mode="trunc"), a // -1, a % 3, a / b
+
+
+@case("idioms", [(_i([3, -5, 2**20], torch.int32), _i([2**53 + 1, 2**24 + 1, -(2**60) - 1]))])
+class PythonScalarsAgainstIntTensors(nn.Module):
+    """Python scalars with int tensors: an int past int32's range times an int32 tensor (the scalar is
+    cast to int32 first), int64 values past 2**53 compared with floats and added to them (float32, the
+    default dtype), and int64 to float32 rounding."""
+
+    def forward(self, i32, big):
+        return (i32 * 2**40, i32 + 2**33, big == float(2**53), big + 0.5, big > 1.5, big.float(), big * 1.0,
+                big.double(), (big - 1) // 2, i32 * 3_000_000_000)
+
+
+@case("idioms", [(torch.tensor([65520.0, 1e-8, 3.0e-5, -70000.0, 1.00390625, 1.01171875, _NAN, 2.0**-24]),)])
+class FloatNarrowingRounding(nn.Module):
+    """float32 to float16 (overflow to inf, subnormals, underflow to 0) and to bfloat16 (round to nearest
+    even on ties), and back; float64 to float32 ties."""
+
+    def forward(self, x):
+        d = torch.tensor([1.0 + 2.0**-24, 1.0 + 3 * 2.0**-24, 1e-46], dtype=torch.float64)
+        return x.half(), x.bfloat16(), x.half().float(), x.bfloat16().float(), d.float(), (x.bfloat16() + 1).float(), x.half().round()
+
+
+@case("idioms", [(randn(2, 4096).bfloat16() + 1, randn(2, 2048, seed=1).half() + 1)])
+class LongBf16Reductions(nn.Module):
+    """Reductions over 4096 bfloat16 and 2048 float16 values (a bfloat16 accumulator would drift): sum,
+    mean, var_mean, norm, a bf16 matmul accumulated in float, and cumsum's last value."""
+
+    def forward(self, b, h):
+        v, m = torch.var_mean(b, 1)
+        return (b.sum(1), b.mean(1), v, m, b.norm(dim=1), b[:, :64] @ b[:, :64].t(), h.sum(1), h.mean(1), h.cumsum(1)[:, -1],
+                b.float().sum(1).bfloat16(), h.std(1))
+
+
+@case("idioms", [(torch.tensor([1.0, 3.0, 3.0, 7.0]), torch.tensor([_NAN, -_INF, _INF, 3.0, 0.5]), _i([0, 2, 4]))])
+class SearchsortedOfNanAndInf(nn.Module):
+    """searchsorted and bucketize of nan (past the end), -inf and inf, int boundaries searched with floats,
+    and float boundaries searched with ints."""
+
+    def forward(self, seq, values, ints):
+        return (torch.searchsorted(seq, values), torch.searchsorted(seq, values, right=True), torch.bucketize(values, seq),
+                torch.searchsorted(ints, values.nan_to_num(0.0)), torch.searchsorted(seq, ints), torch.bucketize(ints, seq, right=True))
+
+
+@case("idioms", [(torch.tensor([[1.0, 2.0, 1.0], [1.0, 2.0, 1.0], [0.0, _NAN, 0.0], [1.0, 2.0, 1.0]]),
+                  _i([3, 1, 3, 3, 2, 1, 1]))])
+class UniqueRowsAndConsecutive(nn.Module):
+    """unique of rows (dim=0) with inverse and counts, unique_consecutive with counts, sorted=False, and
+    isin with invert."""
+
+    def forward(self, rows, n):
+        values, inverse, counts = torch.unique(rows.nan_to_num(5.0), dim=0, return_inverse=True, return_counts=True)
+        runs, run_counts = torch.unique_consecutive(n, return_counts=True)
+        return values, inverse, counts, runs, run_counts, torch.isin(n, _i([1, 2])), torch.isin(n, _i([3]), invert=True)
+
+
+@case("idioms", [(randn(4, 4), randn(4, seed=1), randn(3, 4, seed=2))])
+class EinsumManyOperands(nn.Module):
+    """einsum with three operands, an index repeated across operands and in one operand ('ii,jj->ij'),
+    an outer product of diagonals, a bilinear form and a repeated index kept in the output."""
+
+    def forward(self, m, v, w):
+        return (torch.einsum("ii,jj->ij", m, m), torch.einsum("i,i,i->", v, v, v), torch.einsum("ij,j,kj->ik", m, v, w),
+                torch.einsum("ij,ij->j", m, m), torch.einsum("i,ij,j->", v, m, v), torch.einsum("ki,ii->ki", w, m),
+                torch.einsum("ij,ji->", m, m), torch.einsum("ba,ab->b", m, m))
+
+
+@case("idioms", [(randn(0, 3, 3), randn(2, 0, 4, seed=1))])
+class EmptyLinalgAndEinsum(nn.Module):
+    """An empty batch through inv, det and solve, einsum and bmm with a 0 dim, a matmul whose result is
+    empty, and a norm over an empty batch."""
+
+    def forward(self, a, b):
+        eye = a + torch.eye(3)
+        return (torch.linalg.inv(eye), torch.linalg.det(eye), torch.linalg.solve(eye, eye[..., :1]), torch.einsum("bij,bjk->bik", eye, eye),
+                torch.einsum("bnk->bk", b), b.transpose(1, 2) @ b, b @ b.transpose(1, 2), torch.linalg.matrix_norm(eye))
+
+
+@case("idioms", [(randn(3, 3, 3), randn(2, 4, 3, seed=1))])
+class LinalgRankAndNorms(nn.Module):
+    """matrix_rank (int64) of full and rank-deficient batches, matrix norms with ord 1, -1, inf, -inf and -2,
+    slogdet of a singular matrix (-inf), and a batched eigh with both outputs checked as A V = V diag(w)."""
+
+    def forward(self, a, b):
+        deficient = a.clone()
+        deficient[:, 2] = deficient[:, 0] + deficient[:, 1]
+        sym = a + a.mT
+        w, v = torch.linalg.eigh(sym)
+        return (torch.linalg.matrix_rank(a), torch.linalg.matrix_rank(deficient), torch.linalg.matrix_norm(b, 1),
+                torch.linalg.matrix_norm(b, -1), torch.linalg.matrix_norm(b, float("inf")), torch.linalg.matrix_norm(b, -float("inf")),
+                torch.linalg.matrix_norm(a, -2), torch.linalg.slogdet(deficient[:1].round()), (sym @ v - v * w[..., None, :]).abs().amax() < 1e-4)
+
+
+@case("idioms", [(randn(2, 3, 4, 4),), (randn(2, 3, 4, 4, seed=1),)])
+class PaddingModesOnManyDims(nn.Module):
+    """F.pad with reflect, replicate and circular on the last 2 and 3 dims, negative padding (a crop),
+    constant padding with a value, and unfold/fold (im2col and back)."""
+
+    def forward(self, x):
+        cols = F.unfold(x, 2, stride=2)
+        return (F.pad(x, (1, 2, 2, 1), "reflect"), F.pad(x, (1, 1, 0, 2), "replicate"), F.pad(x, (2, 1, 1, 0), "circular"),
+                F.pad(x, (-1, 1, 0, -2)), F.pad(x, (1, 1), value=-3.0), F.pad(x.unsqueeze(0), (1, 1, 1, 1, 1, 1), "replicate"),
+                cols, F.fold(cols, (4, 4), 2, stride=2))
+
+
+@case("idioms", [(randn(2, 4, 6), _i([[0, 2, 3], [1, 1, 4]]))])
+class EmbeddingBagOffsetsAndWeights(nn.Module):
+    """embedding_bag with offsets (sum, mean, max; an empty bag), per-sample weights, padding_idx in
+    embedding, and the include_last_offset form."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        torch.manual_seed(0)
+        self.table = nn.Parameter(torch.randn(6, 3))
+
+    def forward(self, x, ids):
+        flat, offsets = ids.flatten(), _i([0, 2, 2, 5])
+        return (F.embedding_bag(flat, self.table, offsets, mode="sum"), F.embedding_bag(flat, self.table, offsets, mode="mean"),
+                F.embedding_bag(flat, self.table, offsets, mode="max"), F.embedding_bag(ids, self.table, mode="max"),
+                F.embedding_bag(flat, self.table, offsets, mode="sum", per_sample_weights=x.flatten()[:6]),
+                F.embedding(ids, self.table, padding_idx=1), F.embedding_bag(flat, self.table, _i([0, 3, 6]), include_last_offset=True))
+
+
+@case("idioms", [(randn(1, 2, 4, 5), torch.tensor([[[[-1.0, -1.0], [1.0, 1.0], [0.3, -0.7]], [[1.2, 0.0], [-1.5, 0.5], [0.0, 0.0]]]]))])
+class GridSampleAndInterpolate(nn.Module):
+    """grid_sample with border and reflection padding, aligned and not, at grid points outside [-1, 1];
+    interpolate nearest-exact, bilinear with align_corners, bicubic and area."""
+
+    def forward(self, x, grid):
+        return (F.grid_sample(x, grid, padding_mode="border", align_corners=True), F.grid_sample(x, grid, padding_mode="reflection"),
+                F.grid_sample(x, grid, mode="nearest"), F.interpolate(x, size=(3, 7), mode="nearest-exact"),
+                F.interpolate(x, scale_factor=1.5, mode="bilinear", align_corners=True), F.interpolate(x, size=(5, 3), mode="bicubic"),
+                F.interpolate(x, size=(2, 2), mode="area"))
+
+
+@case("idioms", [(randn(3, 5), torch.tensor([0.0, 0.1, 0.5, 0.99, 1.0]))])
+class QuantilesAndAminmax(nn.Module):
+    """quantile with every interpolation mode along a dim and flattened, nanquantile with a nan, aminmax,
+    and median's lower of two middles."""
+
+    def forward(self, x, q):
+        with_nan = x.clone()
+        with_nan[0, 1] = float("nan")
+        lo, hi = torch.aminmax(x, dim=1)
+        return (torch.quantile(x, q, dim=1), torch.quantile(x, 0.3, interpolation="lower"), torch.quantile(x, q[:3], 0, interpolation="higher"),
+                torch.quantile(x, 0.5, 1, interpolation="midpoint"), torch.quantile(x, 0.7, 1, keepdim=True, interpolation="nearest"),
+                torch.nanquantile(with_nan, 0.5, 1), lo, hi, x[:, :4].median(1).values, torch.aminmax(x))
+
+
+@case("idioms", [(randn(2, 3), randn(3, seed=1), _i([2, -1, 0, 5]))])
+class StructuredConstructions(nn.Module):
+    """kron, block_diag, cartesian_prod and combinations, tensordot over two dims, rot90 with k=-1 and 2,
+    vander, put_ and take with negative indices, trapezoid and cumulative_trapezoid."""
+
+    def forward(self, a, v, n):
+        y = a.clone().flatten()
+        y.put_(_i([-1, 0]), torch.tensor([9.0, 8.0]))
+        return (torch.kron(a, a[:1]), torch.block_diag(a, v[None], a[:, :1]), torch.cartesian_prod(v, v[:2]), torch.combinations(v, 2),
+                torch.tensordot(a, a, dims=([0, 1], [0, 1])), torch.rot90(a, -1), torch.rot90(a, 2, (1, 0)), torch.vander(v, 3), y,
+                a.take(_i([-1, 2, -6])), torch.trapezoid(a, dx=0.5), torch.cumulative_trapezoid(a, v, dim=1), n.kron(n[:2]))
+
+
+@case("idioms", [(randn(3, 4), _i([[0, 2], [3, 3], [1, 0]]))])
+class ScatterReduceLegacyAndModes(nn.Module):
+    """scatter with the legacy reduce= (add, multiply), scatter_reduce mean and prod with and without the
+    destination on a negative dim, and index_put with accumulate on int tensors."""
+
+    def forward(self, x, idx):
+        src = x[:, :2] + 2
+        n = torch.zeros(3, 4, dtype=torch.long)
+        n.index_put_((_i([0, 0, 2]), _i([1, 1, 3])), _i([5, 7, -1]), accumulate=True)
+        return (x.scatter(-1, idx, src, reduce="add"), x.scatter(-1, idx, src, reduce="multiply"),
+                x.scatter_reduce(-1, idx, src, "mean", include_self=False), x.scatter_reduce(-1, idx, src, "prod"),
+                x.scatter(1, idx, 2.0, reduce="add"), n)
+
+
+@case("idioms", [(_i([2**40, 2**30, 3, -7]), _i([2**31 - 1, 2**31 - 1, 5, 1], torch.int32), randn(300) > 0)])
+class IntReductionsThatWrap(nn.Module):
+    """Reductions that overflow: an int64 prod past 2**63, an int32 cumsum and sum kept int32, a bool sum into
+    int8 (300 Trues wrap), an int64 sum, and abs/neg of int64's minimum."""
+
+    def forward(self, big, i32, flags):
+        low = torch.tensor([-(2**63), 5])
+        return (big.prod(), i32.cumsum(0, dtype=torch.int32), i32.sum(dtype=torch.int32), i32.sum(), flags.sum(dtype=torch.int8),
+                flags.sum(), big.cumprod(0), low.abs(), -low, low - 1, big * big)
+
+
+@case("idioms", [(torch.tensor([3.0, _NAN, -1.0, 2.0, _NAN, -_INF]).half(), randn(6).bfloat16(), _i([5, 3, 250, 0, 255, 7], torch.uint8))])
+class SixteenBitSortsAndMixes(nn.Module):
+    """sort/topk/argmax of float16 with nan, where between float16 and bfloat16 (float32), diff and cumsum of
+    uint8 (wraps; int64), lerp of float16, and unique of bool."""
+
+    def forward(self, h, b, u):
+        return (h.sort(stable=True, dim=0), h.topk(2).values, h.argmax(), torch.where(h > 0, h, b), torch.diff(u), u.cumsum(0),
+                torch.lerp(h.nan_to_num(0.0), b.half(), 0.25), torch.unique(u > 100), h.isnan().sum(), h.nan_to_num().amax())
+
+
+@case("idioms", [(randn(2, 3), randn(3, 0, seed=1))])
+class DegenerateStatistics(nn.Module):
+    """var with a correction at or past the count (inf, nan), std of one element, logsumexp and softmax over an
+    empty dim, softmax with a float64 dtype, and mean with a dtype argument."""
+
+    def forward(self, x, e):
+        return (x.var(1, correction=3), x.var(0, correction=2), x[:, :1].std(1), e.logsumexp(1), e.softmax(1), x.softmax(1, dtype=torch.float64),
+                x.mean(1, dtype=torch.float64), x.bfloat16().mean(1, dtype=torch.float32), torch.var_mean(x, 1, correction=0))
+
+
+@case("idioms", [(randn(3, 4), torch.tensor(True), torch.tensor(2))])
+class ZeroDimConditionsAndIndices(nn.Module):
+    """A 0-d bool condition to where, a 0-d int index into a tensor (a view) and into index_select, a 0-d
+    tensor as a slice-like gather, and comparisons that give 0-d results used as masks."""
+
+    def forward(self, x, flag, k):
+        return (torch.where(flag, x, -x), x[k], x.index_select(1, k.reshape(1)), x.select(0, 1) * flag, x.sum() > 0,
+                torch.where(x.sum() > 0, x.amax(), x.amin()), x.gather(1, k.expand(3, 1)), x * (k == 2), x.masked_fill(flag, 1.0))
 
 
 # ----------------------------------------------------------------- the sweep

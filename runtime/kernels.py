@@ -101,8 +101,10 @@ def _torch_matmul(lhs: np.ndarray, rhs: np.ndarray, out: np.ndarray | None) -> n
 def _one_gemm(lhs: np.ndarray, rhs: np.ndarray, out: np.ndarray | None = None) -> np.ndarray:
     """The batched product (into `out` when given), as one 2-d GEMM when the
     rhs is the same matrix for every batch (a linear layer on `[..., M, K]`):
-    a batched matmul would run one small GEMM per batch."""
-    if lhs.ndim <= 2 or rhs.ndim < 2 or not all(n == 1 or s == 0 for n, s in zip(rhs.shape[:-2], rhs.strides[:-2])):
+    a batched matmul would run one small GEMM per batch. An empty rhs (numpy gives a dim before a 0-size
+    one stride 0, which is no broadcast) is np.matmul's."""
+    if lhs.ndim <= 2 or rhs.ndim < 2 or rhs.size == 0 or \
+            not all(n == 1 or s == 0 for n, s in zip(rhs.shape[:-2], rhs.strides[:-2])):
         return gemm(lhs, rhs, out)
     matrix = rhs[(0,) * (rhs.ndim - 2)]
     batch = np.broadcast_shapes(lhs.shape[:-2], rhs.shape[:-2])

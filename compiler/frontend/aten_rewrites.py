@@ -86,7 +86,7 @@ def histogramdd_from_bin_tensors(
     for dim, (edges, size) in enumerate(zip(bins, sizes)):
         x = values[:, dim]
         inside = inside & (x >= edges[0]) & (x <= edges[-1])
-        place = (_count_below(edges, x, True, False) - 1).clamp(0, max(size - 1, 0))
+        place = (_insertion_points(edges, x, True, False) - 1).clamp(0, max(size - 1, 0))
         flat = flat * size + place
     flat = torch.where(inside, flat, total)  # outside: one spare bin, sliced off
     added = torch.ones(values.shape[0], dtype=self.dtype, device=self.device) if weight is None \
@@ -145,13 +145,24 @@ def grouped_mm(self: torch.Tensor, mat2: torch.Tensor, offs: torch.Tensor | None
     return NotImplemented
 
 
-def _count_below(boundaries: torch.Tensor, values: torch.Tensor, right: bool, out_int32: bool) -> torch.Tensor:
-    """How many sorted boundaries lie below each value (or at it too, with `right`)."""
-    values = values.unsqueeze(-1)
-    if boundaries.dim() > 1:  # one sorted row per leading index (searchsorted)
-        boundaries = boundaries.unsqueeze(-2)
-    below = boundaries <= values if right else boundaries < values
-    return below.sum(-1).to(torch.int32 if out_int32 else torch.int64)
+def _insertion_points(boundaries: torch.Tensor, values: torch.Tensor, right: bool, out_int32: bool) -> torch.Tensor:
+    """Where each value goes in the boundaries' innermost dim (1-D, or one row per leading index of the
+    values), by torch's own binary search, step for step (n.bit_length() halvings): a boundary is passed
+    unless it is >= the value (> with `right`). So a nan value lands past every boundary, and a sequence
+    holding nan (torch.sort puts it last) or one out of order gives eager's index, not a count."""
+    n = boundaries.shape[-1]
+    start = torch.zeros(values.shape, dtype=torch.int64, device=values.device)
+    end = torch.full(values.shape, n, dtype=torch.int64, device=values.device)
+    for _ in range(n.bit_length()):
+        mid = (start + end) // 2
+        probe = mid.clamp(max=n - 1)
+        at_mid = boundaries.gather(0, probe.reshape(-1)).reshape(probe.shape) if boundaries.dim() == 1 \
+            else boundaries.gather(-1, probe)  # (not boundaries[probe]: a 0-d index would be read as a number)
+        passed = ~(at_mid > values) if right else ~(at_mid >= values)
+        searching = start < end
+        start = torch.where(searching & passed, mid + 1, start)
+        end = torch.where(searching & ~passed, mid, end)
+    return start.to(torch.int32 if out_int32 else torch.int64)
 
 
 @decomposes("aten.bucketize.Tensor")
@@ -159,7 +170,7 @@ def bucketize(
     self: torch.Tensor, boundaries: torch.Tensor, *, out_int32: bool = False, right: bool = False
 ) -> torch.Tensor:
     """The bucket of each value: boundaries[i-1] < x <= boundaries[i] (< and <= swapped with `right`)."""
-    return _count_below(boundaries, self, right, out_int32)
+    return _insertion_points(boundaries, self, right, out_int32)
 
 
 @decomposes("aten.bucketize.Scalar")
@@ -167,7 +178,7 @@ def bucketize_scalar(
     self: Any, boundaries: torch.Tensor, *, out_int32: bool = False, right: bool = False
 ) -> torch.Tensor:
     value = torch.full((), self, dtype=boundaries.dtype, device=boundaries.device)
-    return _count_below(boundaries, value, right, out_int32)
+    return _insertion_points(boundaries, value, right, out_int32)
 
 
 @decomposes("aten.searchsorted.Tensor")
@@ -178,12 +189,7 @@ def searchsorted(
     """Insertion points into the innermost dim of a sorted sequence (1-D, or one row per value row)."""
     if sorter is not None:
         sorted_sequence = sorted_sequence.gather(-1, sorter)
-    right = right or side == "right"
-    if sorted_sequence.dim() == 1:
-        return _count_below(sorted_sequence, self, right, out_int32)
-    values, rows = self.unsqueeze(-1), sorted_sequence.unsqueeze(-2)
-    below = rows <= values if right else rows < values
-    return below.sum(-1).to(torch.int32 if out_int32 else torch.int64)
+    return _insertion_points(sorted_sequence, self, right or side == "right", out_int32)
 
 
 # --------------------------------------------------------------------------

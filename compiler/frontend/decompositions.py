@@ -325,8 +325,12 @@ nothing the user or rducc can change."""
 
 
 def _decomposed(ep: ExportedProgram, table: dict[Any, Decomposition]) -> ExportedProgram:
-    """`ep.run_decompositions(table)` without torch's notices about its own internals."""
-    with warnings.catch_warnings():
+    """`ep.run_decompositions(table)` without torch's notices about its own internals, under rducc's corrected
+    kernels (torch's metadata pass runs each op's fake kernel before the table decomposes it: `linalg_lstsq`'s
+    refuses)."""
+    from rducc.frontend.torch_corrections import corrected_kernels
+
+    with warnings.catch_warnings(), corrected_kernels():
         for message in _TORCH_INTERNAL_NOTICES:
             warnings.filterwarnings("ignore", message=message, category=FutureWarning)
         return ep.run_decompositions(table)

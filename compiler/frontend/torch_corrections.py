@@ -12,6 +12,12 @@ joint graph) and in every decomposition table rducc builds (`torch_corrections`)
 - ops with a fused CPU kernel whose C++ composite a trace expands instead (`fused_kernel_composites`:
   `mish_backward`, `silu_backward` on torch 2.13): torch's Python decomposition, float32 inside and one
   rounding of 16-bit results as the kernel, in place of the composite's op-by-op 16-bit roundings.
+- `linalg_lstsq` (CPU's default driver, gelsy): torch's fake kernel declares every driver's output shape
+  data-dependent (torch.export refused torch.linalg.lstsq: "aten.linalg_lstsq.default"); gelsy's residuals
+  and singular values are always empty, its solution the minimum-norm one (`pinv(A) @ B`).
+- `combinations`: torch's C++ composite picks the index tuples by `masked_select` of a mask of the
+  meshgrid (a size torch.export cannot know: "Pending unbacked symbols"); their count, n choose r, is not
+  data-dependent.
 - `checkpoint_inputs_kept_plainly` (not an op): a nested torch.utils.checkpoint made torch.export
   mark the rest of the forward a no-grad region.
 """
@@ -65,6 +71,18 @@ def torch_corrections() -> dict[Any, Decomposition]:
     return {**fused_kernel_composites(), **listed}
 
 
+def _correction_keys(op: torch._ops.OpOverload) -> list[Any]:
+    """Where a trace reaches `op` first: torch's Python kernel at the Autograd key, its C++ composite; an op
+    with neither (only backend kernels and a fake kernel, `linalg_lstsq`) at the Autograd key, which every
+    trace passes before the fake kernel runs."""
+    from torch._C import DispatchKey
+
+    keys = [DispatchKey.Autograd] if DispatchKey.Autograd in op.py_kernels else []
+    if torch._C._dispatch_has_kernel_for_dispatch_key(op.name(), "CompositeImplicitAutograd"):
+        keys.append(DispatchKey.CompositeImplicitAutograd)
+    return keys or [DispatchKey.Autograd]
+
+
 @contextmanager
 def corrected_kernels() -> Iterator[None]:
     """For the duration, each corrected op runs rducc's decomposition where a trace reaches torch's:
@@ -76,9 +94,7 @@ def corrected_kernels() -> Iterator[None]:
 
     replaced: dict[tuple[torch._ops.OpOverload, DispatchKey], Any] = {}
     for op, function in torch_corrections().items():
-        keys = [DispatchKey.Autograd] if DispatchKey.Autograd in op.py_kernels else []
-        if torch._C._dispatch_has_kernel_for_dispatch_key(op.name(), "CompositeImplicitAutograd"):
-            keys.append(DispatchKey.CompositeImplicitAutograd)
+        keys = _correction_keys(op)
         for key in keys:
             replaced[op, key] = op.py_kernels.get(key)
             op.py_kernels[key] = function
@@ -262,3 +278,49 @@ def ctc_loss_tensors(log_probs: torch.Tensor, targets: torch.Tensor, input_lengt
                      zero_infinity: bool = False) -> torch.Tensor:
     """F.ctc_loss with lengths as tensors: as `ctc_loss_lists`."""
     return _ctc_loss(log_probs, targets, input_lengths, target_lengths, blank, reduction, zero_infinity)
+
+
+@corrects_torch("aten.linalg_lstsq.default")
+def linalg_lstsq(a: torch.Tensor, b: torch.Tensor, rcond: float | None = None, *,
+                 driver: str | None = None) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor, torch.Tensor]:
+    """torch.linalg.lstsq with CPU's default driver, gelsy: the minimum-norm least-squares solution
+    (`pinv(A, rtol=rcond) @ B`), the rank at that tolerance (torch's default: eps * max(m, n)), and empty
+    residuals and singular values (gelsy computes neither). The other drivers' residuals exist only when A has
+    full rank (a size that depends on the values): refused by name."""
+    from rducc.errors import RduccError
+
+    if driver not in (None, "gelsy"):
+        raise RduccError(f"torch.linalg.lstsq with driver={driver!r}: its residuals' size depends on whether A has "
+                         "full rank (a data-dependent size rducc does not compile); use the default driver (gelsy)")
+    rows, columns = a.shape[-2:]
+    tolerance = rcond if rcond is not None and rcond > 0 else torch.finfo(a.dtype).eps * max(rows, columns)
+    inverse = torch.linalg.pinv(a, rtol=tolerance)
+    solution = (inverse @ b.unsqueeze(-1)).squeeze(-1) if b.dim() == a.dim() - 1 else inverse @ b  # b a vector
+    empty = a.new_empty(0, dtype=a.real.dtype if a.is_complex() else a.dtype)
+    return solution, empty, torch.linalg.matrix_rank(a, rtol=tolerance), empty.clone()
+
+
+def _combination_index(n: int, r: int, with_replacement: bool, device: torch.device) -> torch.Tensor:
+    """(count, r) positions of the r-tuples of range(n) in itertools' order, made by ops (a constant tensor is
+    one a trace would lift): pairs from `triu_indices`; longer tuples as each first position before the
+    (r - 1)-tuples of the positions after it (from it, with replacement)."""
+    if r == 1:
+        return torch.arange(n, device=device).unsqueeze(1)
+    if r == 2:
+        return torch.triu_indices(n, n, 0 if with_replacement else 1, device=device).t()
+    pieces = []
+    for first in range(n):
+        start = first if with_replacement else first + 1
+        rest = _combination_index(n - start, r - 1, with_replacement, device) + start
+        if rest.shape[0]:
+            pieces.append(torch.cat([torch.full((rest.shape[0], 1), first, device=device), rest], 1))
+    return torch.cat(pieces) if pieces else torch.zeros(0, r, dtype=torch.long, device=device)
+
+
+@corrects_torch("aten.combinations.default")
+def combinations(self: torch.Tensor, r: int = 2, with_replacement: bool = False) -> torch.Tensor:
+    """torch.combinations of a 1-D tensor: the r-tuples of its elements in itertools' order (n choose r rows,
+    (n + r - 1) choose r with replacement); r = 0 is an empty vector, as torch's."""
+    if r == 0:
+        return self.new_empty(0)
+    return self[_combination_index(self.shape[0], r, with_replacement, self.device)]

@@ -108,6 +108,9 @@ OTHER_GAPS: dict[str, str] = {
     " operands) and of static result shapes: linalg factorizations (svd, eigh, qr, lu, pinv, ...), mode,"
     " masked_scatter, segment_reduce, ...; `rducc` prints one warning line naming them; `--no-host-ops`"
     " (`host_ops=False`) refuses them instead",
+    "torch.linalg.lstsq": "the default driver (gelsy, CPU's): the minimum-norm solution (`pinv(A) @ B`) and the"
+    " rank, its residuals and singular values empty as torch's; refused naming the driver: gels, gelsd, gelss"
+    " (their residuals exist only when A has full rank, a size that depends on the values)",
     "training mode": "batch norm in training mode compiled (batch statistics; running mean, variance and"
     " num_batches_tracked written back as buffer or input updates); a random torch.nn layer (Dropout,"
     " AlphaDropout, RReLU) left in training mode is compiled on rducc's random ops (checked as distributions)"
