@@ -275,6 +275,11 @@ def _split(cost: KernelCost) -> tuple[float, float, float]:
 
 def training_speed(module: ModuleOp, target: Target, report: Report | None = None) -> TrainingSpeed:
     """The modeled step of a placed training program on `target` (module docstring)."""
+    with unchanged():  # the program is read, not rewritten: each op's IR-only answers worked out once
+        return _training_speed(module, target, report)
+
+
+def _training_speed(module: ModuleOp, target: Target, report: Report | None) -> TrainingSpeed:
     walk = walk_placed(module, target.kernel_looping)
     report = report if report is not None else estimate(module, target, walk)
     phase_s = dict.fromkeys(PHASES, 0.0)
