@@ -50,7 +50,6 @@ from rducc.dialects import contracts
 from rducc.dialects.contracts import arg_attrs, input_label, is_outlined, module_target
 from rducc.dialects.program import find_entry, functions, kernel_name, kernel_run_name
 from rducc.dialects.shapes import value_bytes
-from rducc.dialects.unchanged import unchanged
 from rducc.dialects.tier import (
     AllocOp,
     ComputeOp,
@@ -58,6 +57,7 @@ from rducc.dialects.tier import (
     GatherDmaOp,
     ScatterDmaOp,
 )
+from rducc.dialects.unchanged import unchanged
 from rducc.errors import RduccError
 from rducc.files import Writer, bytes_writer, write_together
 from rducc.model.cost_model import settle_loops
