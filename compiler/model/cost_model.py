@@ -548,8 +548,10 @@ def settle_loops(walk: ProgramWalk, target: Target) -> tuple[list[KernelRecord],
             loop.launches_saved += len(body) - 1
             loop.saved_s += _loop_gain_s(body[1:], loads[1:], target)
     mapped = {record.op: record.mapping for body in shared_bodies.values() for record in body}
-    holding = {record.op: held_configuration(body) for callee, body in shared_bodies.items() if callee in held
-               for record in body}
+    holding: dict[Operation, Hashable] = {}
+    for callee, body in shared_bodies.items():
+        if callee in held:  # the body's one configuration, worked out once (not once a kernel)
+            holding.update(dict.fromkeys((record.op for record in body), held_configuration(body)))
     kernels = [replace(k, mapping=mapped.get(k.op, k.mapping), held=holding.get(k.op),
                        looped=k.looped or (k.head in held and k.op is not held[k.head])) for k in walk.kernels]
     kernels = [replace(k, looped=True, reloaded=k.op in reloading) if k.candidate in paying

@@ -47,6 +47,7 @@ from xdsl.dialects.builtin import ModuleOp
 
 from rducc.dialects.program import functions, global_stages
 from rducc.dialects.tier import ComputeOp, GlobalOp
+from rducc.dialects.unchanged import unchanged
 from rducc.errors import RduccError
 from rducc.model.cost_model import loaded_configuration, loaded_sections, settle_loops
 from rducc.model.program_walk import walk_placed
@@ -112,8 +113,9 @@ def loaded_configurations(module: ModuleOp, target: Target) -> dict[ComputeOp, t
     `target` and its sections, as the cost model settles its loops (a held loop
     body's kernels: the body's one configuration, one section)."""
     try:
-        records, _ = settle_loops(walk_placed(module, target.kernel_looping), target)
-        return {record.op: (loaded_configuration(record), loaded_sections(record, target)) for record in records}
+        with unchanged():  # the program is read, not rewritten: each op's IR-only answers worked out once
+            records, _ = settle_loops(walk_placed(module, target.kernel_looping), target)
+            return {record.op: (loaded_configuration(record), loaded_sections(record, target)) for record in records}
     except RduccError as failure:  # a kernel with no room on these units: the program is another target's
         raise RduccError(f"model switching: the program's kernels do not fit target {target.name}'s units "
                          f"(compile it for {target.name}): {failure}") from failure

@@ -91,6 +91,7 @@ from rducc.dialects.rdu.collectives import COLLECTIVE_OPS
 from rducc.dialects.saved import MEMORY_CLASSES, memory_class_of, training_memory
 from rducc.dialects.shapes import value_bytes
 from rducc.dialects.tier import BufferType, GlobalOp
+from rducc.dialects.unchanged import unchanged
 from rducc.model.cost_model import (
     KernelCost,
     Report,
@@ -274,6 +275,11 @@ def _split(cost: KernelCost) -> tuple[float, float, float]:
 
 def training_speed(module: ModuleOp, target: Target, report: Report | None = None) -> TrainingSpeed:
     """The modeled step of a placed training program on `target` (module docstring)."""
+    with unchanged():  # the program is read, not rewritten: each op's IR-only answers worked out once
+        return _training_speed(module, target, report)
+
+
+def _training_speed(module: ModuleOp, target: Target, report: Report | None) -> TrainingSpeed:
     walk = walk_placed(module, target.kernel_looping)
     report = report if report is not None else estimate(module, target, walk)
     phase_s = dict.fromkeys(PHASES, 0.0)
@@ -348,6 +354,11 @@ class TrainingEstimate:
 def training_estimate(module: ModuleOp, target: Target, microbatches: int = 0) -> TrainingEstimate:
     """One step's modeled time (the module docstring's rules); `microbatches`
     overrides the module's own (`rdu.partition`'s microbatches)."""
+    with unchanged():  # the program is read, not rewritten: each op's IR-only answers worked out once
+        return _training_estimate(module, target, microbatches)
+
+
+def _training_estimate(module: ModuleOp, target: Target, microbatches: int) -> TrainingEstimate:
     tp, pp = partition_of(module)
     executed = executed_microbatches(module)
     m = microbatches or (executed if executed > 1 else microbatches_of(module))

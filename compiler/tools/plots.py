@@ -57,6 +57,7 @@ from rducc.dialects.tier import (
     GatherDmaOp,
     ScatterDmaOp,
 )
+from rducc.dialects.unchanged import unchanged
 from rducc.errors import RduccError
 from rducc.files import Writer, bytes_writer, write_together
 from rducc.model.cost_model import settle_loops
@@ -172,8 +173,9 @@ def costed_kernels(module: ModuleOp) -> list[tuple[KernelRecord, KernelCost]]:
     """Each kernel as it runs (the cost model's walk, keyed to its ops) with its
     cost on the module's target, as the cost model times it."""
     target = module_target(module)
-    records, _ = settle_loops(walk_placed(module, target.kernel_looping), target)
-    return list(zip(records, kernel_costs(records, target, _sram_room(module))))
+    with unchanged():  # the program is read, not rewritten: each op's IR-only answers worked out once
+        records, _ = settle_loops(walk_placed(module, target.kernel_looping), target)
+        return list(zip(records, kernel_costs(records, target, _sram_room(module))))
 
 
 def _sram_room(module: ModuleOp) -> int | None:

@@ -187,6 +187,29 @@ def test_an_op_without_a_fake_kernel_runs_only_with_arguments_its_results_can_ho
     assert time.monotonic() - start < 10
 
 
+_RUN_SIGNALLING_CHUNKS = """
+import sys
+from pathlib import Path
+
+from rducc.runtime import elementwise
+from rducc.tools.entry import rducc_run
+
+marker, chunks = Path(sys.argv.pop(1)), elementwise.run_in_chunks
+
+
+def signalling(*args, **kwargs):
+    marker.touch()
+    return chunks(*args, **kwargs)
+
+
+elementwise.run_in_chunks = signalling
+sys.exit(rducc_run())
+"""
+"""`rducc-run` (argv after the marker path) that touches the marker as a call enters
+`run_in_chunks`: the test's Ctrl-C then lands in the kernel, not in the imports,
+without a fixed wait that a loaded machine may outlast (and that burns a core)."""
+
+
 def test_a_long_polynomial_stops_on_ctrl_c(tmp_path: Path) -> None:
     """Degree 2^20 over 2^16 elements is 2^36 steps (many minutes): run in chunks,
     Ctrl-C stops it within seconds, exit status 130, one line."""
@@ -202,12 +225,17 @@ def test_a_long_polynomial_stops_on_ctrl_c(tmp_path: Path) -> None:
     (tmp_path / "long.mlir").write_text(program)
     np.save(tmp_path / "x.npy", np.full(elements, 0.5, np.float32))
     np.save(tmp_path / "n.npy", np.full(elements, call_limits.MAX_DEGREE, np.float32))
-    run = Path(sys.executable).with_name("rducc-run")
-    child = subprocess.Popen([str(run), "long.mlir", "--input", "x.npy", "--input", "n.npy"], cwd=tmp_path,
+    in_kernel = tmp_path / "in-kernel"
+    child = subprocess.Popen([sys.executable, "-c", _RUN_SIGNALLING_CHUNKS, str(in_kernel), "long.mlir",
+                              "--input", "x.npy", "--input", "n.npy"], cwd=tmp_path,
                              stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     try:
-        time.sleep(12)  # imports, parse, and into the kernel
+        deadline = time.monotonic() + 240
+        while not in_kernel.exists() and child.poll() is None and time.monotonic() < deadline:
+            time.sleep(0.05)  # imports, parse, and into the kernel's chunks
+        time.sleep(0.5)  # a few chunks in
         assert child.poll() is None, child.communicate()
+        assert in_kernel.exists(), "the call never reached run_in_chunks"
         child.send_signal(signal.SIGINT)
         _, stderr = child.communicate(timeout=20)
     finally:
