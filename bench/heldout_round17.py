@@ -123,7 +123,8 @@ def parakeet_ctc() -> Built:
                                     conv_kernel_size=3, subsampling_factor=2, subsampling_conv_channels=4,
                                     num_mel_bins=8, max_position_embeddings=64, dropout=0.0, dropout_positions=0.0,
                                     layerdrop=0.0, activation_dropout=0.0, attention_dropout=0.0)
-    config = ParakeetCTCConfig(vocab_size=9, encoder_config=encoder.to_dict(), pad_token_id=8, ctc_loss_reduction="mean")
+    config = ParakeetCTCConfig(vocab_size=9, encoder_config=encoder.to_dict(), pad_token_id=8,
+                               ctc_loss_reduction="mean")
     return _OwnCTC(ParakeetForCTC(config)), (torch.randn(2, 24, 8),)
 
 
