@@ -33,7 +33,8 @@
   torch.utils.checkpoint nested in another keeps the loss's gradients
   (round 15, `rducc.frontend.torch_corrections`);
 - a forward that casts a sub-module to the dtype it already has (NLLB-MoE's
-  router) exports and trains (round 17, `casts_that_change_nothing_kept`).
+  router) exports with eager's output and gradients (round 17,
+  `casts_that_change_nothing_kept`).
 """
 
 from __future__ import annotations
