@@ -4,7 +4,8 @@ Training programs no round, zoo row or test trained before (rounds 1-16, train_z
 transformers: Falcon-H1 (Mamba2 mixer and attention in parallel in every layer, muP multipliers; `falcon_h1`),
 Qwen3-Next (gated DeltaNet linear attention layers beside gated full attention, a routed MoE with a shared expert;
 `qwen3_next`), NLLB-MoE computing its own loss from `labels=` with the router's z-loss and load-balancing loss added
-(`nllb_moe_aux`), Parakeet's Conformer encoder computing its own CTC loss from `labels=` (`parakeet_ctc`), DINOv3's
+(`nllb_moe_aux`), Parakeet's Conformer encoder computing its own CTC loss from `labels=` (`parakeet_ctc`; torch.export
+refuses its `masked_select`) and under round 15's static-length CTC over its logits (`parakeet_frames`), DINOv3's
 ViT (2-D rotary positions, register tokens, layer scale; `dinov3_vit`), the Audio Spectrogram Transformer
 (`ast_audio`) and ProphetNet (n-stream self-attention predicting two future tokens, its own loss; `prophetnet`).
 diffusers: Sana's transformer (ReLU linear attention, GLUMBConv feed-forward, caption cross-attention;
