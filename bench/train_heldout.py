@@ -244,6 +244,14 @@ three weighted losses, float64 parameters mid-stack, a weight and its transpose,
 a frozen sub-module mid-stack (also under --max-grad-norm), torch.where-masked
 per-token losses.
 
+Round 17 (tnew27; bench/heldout_round17.py, `--models round17`): transformers'
+Falcon-H1, Qwen3-Next, NLLB-MoE (own loss plus router losses), Parakeet (own
+CTC), DINOv3 ViT, AST, ProphetNet; diffusers' Sana transformer; by hand, stages
+in a ModuleDict with one Linear tied across equal widths and a checkpointed
+stage, SDPA with a float mask from a learned bias table, parameters used twice
+in one op, in-place ops on views, a complex64 buffer, Conv3d / LPPool / Softmin,
+a per-pixel NLL + weighted BCE + multi-margin loss.
+
 Not in CI (each cell compiles a step); CI checks the mechanisms these runs
 fixed (test_training_heldout.py).
 """
@@ -269,6 +277,7 @@ import heldout_round13 as round13  # noqa: E402
 import heldout_round14 as round14  # noqa: E402
 import heldout_round15 as round15  # noqa: E402
 import heldout_round16 as round16  # noqa: E402
+import heldout_round17 as round17  # noqa: E402
 import train_matrix  # noqa: E402
 from training_cases import OPTIMIZERS, Case, language_model_loss  # noqa: E402
 
@@ -1560,6 +1569,7 @@ HELD_OUT: dict[str, Case] = {
     "metric_losses": Case(round15.metric_losses_model, round15.metric_losses, 5),
     "buffer_stats": Case(round15.buffer_stats, CE, 4),
     **round16.CASES,
+    **round17.CASES,
 }
 ROUND_7 = [name for name in HELD_OUT if name in round7.__dict__]
 """Round 7's models (`--models round7`)."""
@@ -1581,6 +1591,8 @@ ROUND_15 = [name for name, case in HELD_OUT.items() if case.build.__module__ == 
 """Round 15's models (`--models round15`; the torchvision / timm ones need those installed)."""
 ROUND_16 = list(round16.CASES)
 """Round 16's models (`--models round16`)."""
+ROUND_17 = list(round17.CASES)
+"""Round 17's models (`--models round17`)."""
 
 
 def decay_groups(params: Any) -> torch.optim.Optimizer:
@@ -1607,7 +1619,7 @@ def main(argv: list[str] | None = None) -> Any:
     given = list(sys.argv[1:] if argv is None else argv)
     rounds = {"round7": ROUND_7, "round8": ROUND_8, "round9": ROUND_9, "round10": ROUND_10, "round11": ROUND_11,
               "round12": ROUND_12, "round13": ROUND_13, "round14": ROUND_14, "round15": ROUND_15,
-              "round16": ROUND_16}
+              "round16": ROUND_16, "round17": ROUND_17}
     if "--models" in given and given[given.index("--models") + 1] in rounds:
         given[given.index("--models") + 1] = ",".join(rounds[given[given.index("--models") + 1]])
     if "--dynamo-only" in given:

@@ -20,6 +20,9 @@ joint graph) and in every decomposition table rducc builds (`torch_corrections`)
   data-dependent.
 - `checkpoint_inputs_kept_plainly` (not an op): a nested torch.utils.checkpoint made torch.export
   mark the rest of the forward a no-grad region.
+- `casts_that_change_nothing_kept` (not an op): a forward that casts a sub-module to the dtype it has
+  (`self.classifier = self.classifier.to(self.dtype)`, NLLB-MoE's router) made torch.export fail with
+  "_apply(): Couldn't swap Linear.weight".
 """
 
 from __future__ import annotations
@@ -100,7 +103,7 @@ def corrected_kernels() -> Iterator[None]:
             op.py_kernels[key] = function
             op._dispatch_cache.clear()
     try:
-        with checkpoint_inputs_kept_plainly():
+        with checkpoint_inputs_kept_plainly(), casts_that_change_nothing_kept():
             yield
     finally:
         for (op, key), kernel in replaced.items():
@@ -130,6 +133,30 @@ def checkpoint_inputs_kept_plainly() -> Iterator[None]:
         yield
     finally:
         checkpoint._CheckpointFrame.save_inputs = saved  # type: ignore[method-assign]
+
+
+@contextmanager
+def casts_that_change_nothing_kept() -> Iterator[None]:
+    """For the duration, `Module.to` / `.float()` / any `Module._apply(fn)` whose `fn` returns every parameter and
+    buffer as it is returns the module untouched. Under torch.export the parameters are fake tensors, which
+    `_apply` always swaps for `fn`'s result with `torch.utils.swap_tensors`, even the same tensor, and the swap
+    fails on the weak references the trace holds ("_apply(): Couldn't swap Linear.weight"), so a forward that
+    casts a sub-module to the dtype it already has could not be exported. A conversion that changes a tensor
+    still runs torch's `_apply`."""
+    original = torch.nn.Module._apply
+
+    def apply_unless_unchanged(module: torch.nn.Module, fn: Callable[[torch.Tensor], Any],
+                               recurse: bool = True) -> torch.nn.Module:
+        tensors = (*module.parameters(recurse=recurse), *module.buffers(recurse=recurse))
+        if all(fn(tensor) is tensor for tensor in tensors):
+            return module
+        return original(module, fn, recurse)
+
+    torch.nn.Module._apply = apply_unless_unchanged  # type: ignore[method-assign]
+    try:
+        yield
+    finally:
+        torch.nn.Module._apply = original  # type: ignore[method-assign]
 
 
 @corrects_torch("aten.multilabel_margin_loss_forward.default")

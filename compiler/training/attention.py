@@ -130,10 +130,10 @@ def attention_as_eager(query: torch.Tensor, key: torch.Tensor, value: torch.Tens
                        enable_gqa: bool = False) -> torch.Tensor:
     """`scaled_dot_product_attention` for the joint graph: autocast's casts,
     then float32 math (float32 inputs), the fused kernel's roundings (16-bit
-    inputs, `_FlashRounded`), or float32 math rounded once: with dropout
-    (where eager runs the math backend, which computes 16-bit inputs in
-    float32 and rounds the output once), and above `ROUNDED_ADDITIONS` (the
-    size rule)."""
+    inputs, `_FlashRounded`), or float32 math rounded once: with dropout or a
+    float mask that requires grad (where eager runs the math backend, which
+    computes 16-bit inputs in float32 and rounds the output once), and above
+    `ROUNDED_ADDITIONS` (the size rule)."""
     cast = _autocast_dtype(query.device.type)
     if cast is not None:
         query, key, value = (t.to(cast) if t.is_floating_point() else t for t in (query, key, value))
@@ -142,7 +142,8 @@ def attention_as_eager(query: torch.Tensor, key: torch.Tensor, value: torch.Tens
     if query.dtype not in _SIXTEEN_BIT:
         return attention_math(query, key, value, attn_mask, dropout_p, is_causal, scale, enable_gqa)
     factor = 1 / math.sqrt(query.size(-1)) if scale is None else scale
-    if dropout_p > 0.0 or query.dim() != 4 or _rounded_additions(query, key) > ROUNDED_ADDITIONS:
+    if (dropout_p > 0.0 or query.dim() != 4 or _mask_is_learned(attn_mask)
+            or _rounded_additions(query, key) > ROUNDED_ADDITIONS):
         # repeated in 16 bits: each query head's key/value gradient rounded, then summed (docs/training.md)
         key, value = _grouped(query, key, value, enable_gqa)
         with _without_autocast(query):
@@ -170,6 +171,13 @@ def _without_autocast(tensor: torch.Tensor) -> contextlib.AbstractContextManager
 
 def _is_float(value: Any) -> bool:
     return isinstance(value, torch.Tensor) and value.is_floating_point()
+
+
+def _mask_is_learned(attn_mask: Any) -> bool:
+    """Whether a float mask needs its gradient (a learned bias table, ALiBi slopes): eager then runs the math
+    backend (float32 inside, the output rounded once), which differentiates the mask; the fused kernel's
+    stand-in (`_FlashRounded`) gives the mask no gradient."""
+    return _is_float(attn_mask) and bool(attn_mask.requires_grad)
 
 
 def _query_block(length: int) -> int:

@@ -31,7 +31,10 @@
   is state the step updates, not torch's joint-export refusal;
 - F.ctc_loss exports and trains with eager's gradients, and a
   torch.utils.checkpoint nested in another keeps the loss's gradients
-  (round 15, `rducc.frontend.torch_corrections`).
+  (round 15, `rducc.frontend.torch_corrections`);
+- a forward that casts a sub-module to the dtype it already has (NLLB-MoE's
+  router) exports with eager's output and gradients (round 17,
+  `casts_that_change_nothing_kept`).
 """
 
 from __future__ import annotations
@@ -516,3 +519,34 @@ def test_a_checkpoint_nested_in_a_checkpoint_trains_as_eager() -> None:
     torch.manual_seed(0)
     _one_step_is_eagers(NestedCheckpoint(), (torch.randn(5, 4), torch.tensor([0, 1, 2, 0, 1])),
                         nn.functional.cross_entropy)
+
+
+class CastRouter(nn.Module):
+    """A router that casts its classifier to the dtype it already has in every forward (NLLB-MoE's
+    `_cast_classifier`: `self.classifier = self.classifier.to(self.dtype)`) and `.float()`s a scale module."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.classifier, self.scale = nn.Linear(4, 3), nn.LayerNorm(3)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        self.classifier = self.classifier.to(torch.float32)
+        return self.scale.float()(torch.softmax(self.classifier(x), -1))
+
+
+def test_a_forward_casting_a_module_to_its_own_dtype_exports_as_eager() -> None:
+    """torch.export's fake parameters are always swapped by `Module._apply`, even for a cast that changes
+    nothing, and the swap failed ("_apply(): Couldn't swap Linear.weight"); `casts_that_change_nothing_kept`
+    returns the module as it is: the training export (autograd on, what `compile_training` exports) runs and its
+    graph's output and gradients are eager's."""
+    from rducc.frontend.loader import export_model
+
+    torch.manual_seed(0)
+    model, x = CastRouter(), torch.randn(5, 4)
+    exported = export_model(copy.deepcopy(model), (x,), grad=True).module()
+    expected, got = model(x), exported(x)
+    torch.testing.assert_close(got, expected)
+    expected.square().sum().backward()
+    got.square().sum().backward()
+    for (name, parameter), (_, traced) in zip(model.named_parameters(), exported.named_parameters(), strict=True):
+        torch.testing.assert_close(traced.grad, parameter.grad, msg=name)

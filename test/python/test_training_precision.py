@@ -282,6 +282,29 @@ def test_repeated_heads_are_grouped_where_eager_passes_no_mask() -> None:
     assert [tuple(n.args[1].meta["val"].shape) for n in attentions] == [(1, 2, 6, 8)] * 4 + [(1, 4, 6, 8)] * 3
 
 
+def test_a_learned_float_mask_gets_eagers_gradient_under_autocast() -> None:
+    """A float mask that requires grad (a learned relative-bias table, round 17's sdpa_bias_table) makes eager
+    run the math backend under bf16 autocast (float32 inside, the output rounded once), which differentiates
+    the mask; the stand-in did the fused kernel's rounding, whose backward gives the mask no gradient (the joint
+    graph refused: "Found a parameter that did not receive a gradient"). Output and every gradient are eager's."""
+    from rducc.training.attention import attention_as_eager
+
+    generator = torch.Generator().manual_seed(0)
+    query, key, value = (torch.randn(1, 2, 6, 8, generator=generator) for _ in range(3))
+    mask = torch.randn(1, 2, 6, 6, generator=generator)
+    grad = torch.randn(1, 2, 6, 8, generator=generator).bfloat16()
+    results = []
+    for attend in (nn.functional.scaled_dot_product_attention, attention_as_eager):
+        inputs = [t.clone().requires_grad_() for t in (query, key, value, mask)]
+        with torch.autocast("cpu", torch.bfloat16):
+            out = attend(*inputs)
+        out.backward(grad)
+        results.append([out.detach(), *(t.grad for t in inputs)])
+    for name, want, got in zip(("out", "query", "key", "value", "mask"), *results, strict=True):
+        assert got is not None, name
+        torch.testing.assert_close(got, want, rtol=0, atol=0, msg=name)
+
+
 def test_grouped_value_gradient_adds_up_as_eager_kernel() -> None:
     """The kernel adds a key/value head's gradient up in bf16 one query head
     at a time and, within it, one block of query rows at a time (4 heads x
