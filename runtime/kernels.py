@@ -43,7 +43,7 @@ from numpy.lib.stride_tricks import sliding_window_view
 from rducc.dialects.shapes import window_output_size, window_span
 from rducc.errors import RduccError
 from rducc.runtime.dtypes import BF16, BOOL, F16, F32, F64, HALF_DTYPES, I64, accumulator, compute_dtype, saturated
-from rducc.runtime.elementwise import as_torch, assign
+from rducc.runtime.elementwise import TORCH_ARITHMETIC_ELEMENTS, as_torch, assign
 from rducc.runtime.subnormals import subnormals_as_zero
 from rducc.runtime.threads import PARALLEL_MACS
 
@@ -869,7 +869,7 @@ def pool(
     return pooled.astype(dtype, copy=False)
 
 
-def _separable_max_pool(x: np.ndarray, geometry: PoolWindow) -> np.ndarray:
+def _separable_max_pool(x: np.ndarray, geometry: PoolWindow, threaded: bool | None = None) -> np.ndarray:
     """Max pooling one spatial dim at a time, innermost first: along each dim,
     each of the window's `k` taps is one strided slice of the input, combined
     by `np.maximum` into the outputs whose window it falls in (the padding
@@ -877,25 +877,56 @@ def _separable_max_pool(x: np.ndarray, geometry: PoolWindow) -> np.ndarray:
     is the max over its rows of each row's max, so the result is exact in any
     dtype (NaN propagates, as in torch's kernel). PyTorch's channels-first
     CPU kernel walks each window element by element: ResNet-50's 3x3/2 pool
-    of 64x112x112 took about 19 ms at one thread, this about 2 ms."""
+    of 64x112x112 took about 19 ms at one thread, this about 2 ms.
+
+    At more than one torch thread, f32/f64 taps of `TORCH_ARITHMETIC_ELEMENTS`
+    elements and more run as `torch.maximum` on the same buffers, split over
+    torch's pool (`_maximum_on_torch`). `threaded` False: NumPy's alone."""
     window, stride, padding, dilation, ceil_mode = geometry
     lead = x.ndim - len(window)
     outs = [window_output_size(n, k, s, p, d, ceil_mode)
             for n, k, s, p, d in zip(x.shape[lead:], window, stride, padding, dilation)]
     if x.size == 0 or any(out < 1 for out in outs):
         return np.zeros(x.shape[:lead] + tuple(max(out, 0) for out in outs), dtype=x.dtype)
+    threaded = _maximum_on_torch(x) if threaded is None else threaded
     pooled = x
     for dim in reversed(range(len(window))):
-        pooled = _max_along(pooled, lead + dim, outs[dim], window[dim], stride[dim], padding[dim], dilation[dim])
+        pooled = _max_along(pooled, lead + dim, outs[dim], (window[dim], stride[dim], padding[dim], dilation[dim]),
+                            threaded)
     return pooled
 
 
-def _max_along(x: np.ndarray, axis: int, out: int, taps: int, step: int, left: int, spread: int) -> np.ndarray:
+def _maximum_on_torch(x: np.ndarray) -> bool:
+    """Whether a max pool of `x` takes its taps' maxima on torch's pool: f32/f64,
+    more than one torch thread, at least `TORCH_ARITHMETIC_ELEMENTS` elements,
+    and no NaN or -0.0 in `x` (two reductions on torch's pool). `torch.maximum`
+    picks as `np.maximum` but for those: a NaN comes out as all ones (its
+    vector loop) or the canonical NaN (its scalar loop), NumPy's keeps the NaN
+    operand's bits; on a tie of +0.0 and -0.0 its vector loop takes the second
+    operand (as NumPy) and its scalar loop (a strided tap, the vector loop's
+    tail) the first. In a run at more than one thread the pool's threads read
+    subnormals as zero (`subnormals.pool_flushing`), as for a map's arithmetic
+    and its maxima against a constant (`rducc.runtime.extremes`)."""
+    if x.dtype not in (F32, F64) or x.size < TORCH_ARITHMETIC_ELEMENTS or torch.get_num_threads() < 2:
+        return False
+    bits = x.view(np.int32 if x.dtype == F32 else np.int64)
+    negative_zero = np.iinfo(bits.dtype).min
+    return not bool(torch.isnan(as_torch(x)).any()) and not bool((as_torch(bits) == negative_zero).any())
+
+
+def _max_along(x: np.ndarray, axis: int, out: int, taps_step_left_spread: tuple[int, int, int, int],
+               threaded: bool) -> np.ndarray:
     """Max over each window of one dim of `x` (`out` windows of `taps` taps,
-    `spread` apart, every `step`, starting `left` before the first element)."""
+    `spread` apart, every `step`, starting `left` before the first element);
+    with `threaded`, the fill and the taps of `TORCH_ARITHMETIC_ELEMENTS` elements
+    and more on torch's pool (`_maximum_on_torch`)."""
+    taps, step, left, spread = taps_step_left_spread
     shape = list(x.shape)
     shape[axis] = out
-    pooled = np.full(shape, _max_identity(x.dtype, True), dtype=x.dtype)
+    fill = _max_identity(x.dtype, True)
+    threaded = threaded and pymath.prod(shape) >= TORCH_ARITHMETIC_ELEMENTS
+    pooled = torch.full(shape, float(fill), dtype=_TORCH_FLOAT[x.dtype]).numpy() if threaded \
+        else np.full(shape, fill, dtype=x.dtype)
     lead = (slice(None),) * axis
     for tap in range(taps):
         offset = tap * spread - left  # output j reads input j * step + offset
@@ -904,8 +935,16 @@ def _max_along(x: np.ndarray, axis: int, out: int, taps: int, step: int, left: i
             continue
         reads = slice(first * step + offset, (end - 1) * step + offset + 1, step)
         target = pooled[lead + (slice(first, end),)]
-        np.maximum(target, x[lead + (reads,)], out=target)
+        if threaded and target.size >= TORCH_ARITHMETIC_ELEMENTS:
+            destination = torch.from_numpy(target)
+            torch.maximum(destination, as_torch(x[lead + (reads,)]), out=destination)
+        else:
+            np.maximum(target, x[lead + (reads,)], out=target)
     return pooled
+
+
+_TORCH_FLOAT = {F32: torch.float32, F64: torch.float64}
+"""torch's dtype of each float dtype whose max pool taps may run on torch's pool."""
 
 
 def _window_pool(x: np.ndarray, kind: str, geometry: PoolWindow) -> np.ndarray:
