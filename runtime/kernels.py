@@ -910,7 +910,7 @@ def _maximum_on_torch(x: np.ndarray) -> bool:
     if x.dtype not in (F32, F64) or x.size < TORCH_ARITHMETIC_ELEMENTS or torch.get_num_threads() < 2:
         return False
     bits = x.view(np.int32 if x.dtype == F32 else np.int64)
-    negative_zero = np.iinfo(bits.dtype).min
+    negative_zero = -(1 << (8 * x.dtype.itemsize - 1))  # the sign bit alone
     return not bool(torch.isnan(as_torch(x)).any()) and not bool((as_torch(bits) == negative_zero).any())
 
 
