@@ -899,7 +899,8 @@ def _separable_max_pool(x: np.ndarray, geometry: PoolWindow, threaded: bool | No
 def _maximum_on_torch(x: np.ndarray) -> bool:
     """Whether a max pool of `x` takes its taps' maxima on torch's pool: f32/f64,
     more than one torch thread, at least `TORCH_ARITHMETIC_ELEMENTS` elements,
-    and no NaN or -0.0 in `x` (two reductions on torch's pool). `torch.maximum`
+    and no NaN or -0.0 in `x` (two reductions on torch's pool, no temporaries:
+    the max propagates a NaN, -0.0's bits are the least integer). `torch.maximum`
     picks as `np.maximum` but for those: a NaN comes out as all ones (its
     vector loop) or the canonical NaN (its scalar loop), NumPy's keeps the NaN
     operand's bits; on a tie of +0.0 and -0.0 its vector loop takes the second
@@ -911,7 +912,7 @@ def _maximum_on_torch(x: np.ndarray) -> bool:
         return False
     bits = x.view(np.int32 if x.dtype == F32 else np.int64)
     negative_zero = -(1 << (8 * x.dtype.itemsize - 1))  # the sign bit alone
-    return not bool(torch.isnan(as_torch(x)).any()) and not bool((as_torch(bits) == negative_zero).any())
+    return not bool(torch.isnan(torch.max(as_torch(x)))) and int(torch.min(as_torch(bits))) != negative_zero
 
 
 def _max_along(x: np.ndarray, axis: int, out: int, taps_step_left_spread: tuple[int, int, int, int],
