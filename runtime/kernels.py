@@ -870,7 +870,7 @@ def pool(
 
 
 def _separable_max_pool(x: np.ndarray, geometry: PoolWindow, threaded: bool | None = None) -> np.ndarray:
-    """Max pooling one spatial dim at a time, innermost first: along each dim,
+    """Max pooling one spatial dim at a time (`_pass_order`): along each dim,
     each of the window's `k` taps is one strided slice of the input, combined
     by `np.maximum` into the outputs whose window it falls in (the padding
     taps, -inf or the integer minimum, are the initial fill). A window's max
