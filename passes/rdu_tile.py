@@ -28,13 +28,12 @@ from typing import ClassVar
 
 from xdsl.context import Context
 from xdsl.dialects.builtin import ModuleOp
-from xdsl.ir import SSAValue
 
 from rducc.diagnostics import LocatedError
 from rducc.dialects.contracts import Level, TilePlanAttr, module_target, set_tile_plan
 from rducc.dialects.program import find_entry, kernel_name
 from rducc.dialects.rdu.dataflow import KernelOp, ScatterOp
-from rducc.model.kernel_model import Group, TilePlan, WorkingSet, best_plan, kernel_group, untiled, working_set
+from rducc.model.kernel_model import TilePlan, WorkingSet, best_plan, kernel_group, untiled, working_set
 from rducc.model.rows_alone import rows_alone_group, rows_alone_outputs
 from rducc.passes.common import RduPass
 from rducc.targets import Target

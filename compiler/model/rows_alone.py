@@ -171,7 +171,7 @@ def _updated_buffers(function: func.FuncOp) -> dict[int, SSAValue]:
         name = global_of(attrs)
         buffers[("buffer", name) if name is not None else ("input", input_label(attrs))] = arg
     values = list(returned.arguments)
-    found = {}
+    found: dict[int, SSAValue] = {}
     for at, (value, update) in enumerate(zip(values, result_updates(function))):
         target = buffers.get((update.kind, update.name)) if update is not None else None
         if target is not None and values.count(value) == 1:
