@@ -48,6 +48,13 @@ first kernel places its own so too), where it still maps; not an index it
 gathers or scatters by. So the kernels of an outlined period's repeated
 layers are alike, not the first making the tables CSE left it to share.
 
+**A row write is weighed by its rows** (`planned_group`): a scatter that the
+kernel will lower to a write of its rows alone (`rducc.model.rows_alone.rows_alone_ops`,
+the rule `rdu-tile` and `rdu-insert-dma` apply once it is a kernel) holds no buffer, so
+a stacked cache larger than SRAM does not push the scatter out of the kernel that
+computes its rows and their positions (out, its index would be a kernel input, no
+row list, and the kernel would move the whole stack).
+
 A contiguous window of a function argument that a segment only passes on (a
 layer's `k_cache[i]` of a stacked cache, sliced before the layer's call) is
 a kernel of its own (`split_off_windows`), which `rdu-insert-dma` makes a
