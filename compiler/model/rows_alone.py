@@ -83,25 +83,24 @@ def rows_alone_ops(ops: Sequence[Operation]) -> list[ScatterOp]:
     global or input of the function that no other of the ops reads, its result the
     function's update of that buffer, returned once, and nothing after the ops reads
     the buffer."""
-    if not ops:
-        return []
-    block = ops[0].parent_block()
+    block = ops[0].parent_block() if ops else None
     function = block.parent_op() if block is not None else None
     if not isinstance(function, func.FuncOp) or block is not function.body.block:
         return []
     members = set(ops)
+    candidates = [op for op in ops if isinstance(op, ScatterOp) and op.result.has_one_use()
+                  and next(iter(op.result.uses)).operation is block.last_op and _writes_rows(op)
+                  and _row_list_within(op, members)]
+    if not candidates:  # the function-wide questions below only where a scatter may answer them
+        return []
     updated = _updated_buffers(function)
     order = positions(block)
     found = []
-    for op in ops:
-        if not isinstance(op, ScatterOp) or not _writes_rows(op) or not _row_list_within(op, members):
-            continue
-        old, uses = op.input, list(op.result.uses)
-        if len(uses) != 1 or uses[0].operation is not block.last_op or updated.get(uses[0].index) is not old \
-                or any(use.operation in members and use.operation is not op for use in old.uses) \
-                or _read_after(old, ops[-1], order):
-            continue
-        found.append(op)
+    for op in candidates:
+        old: SSAValue = op.input
+        if updated.get(next(iter(op.result.uses)).index) is old and not _read_after(old, ops[-1], order) \
+                and not any(use.operation in members and use.operation is not op for use in old.uses):
+            found.append(op)
     return found
 
 
