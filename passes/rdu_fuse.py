@@ -48,6 +48,13 @@ first kernel places its own so too), where it still maps; not an index it
 gathers or scatters by. So the kernels of an outlined period's repeated
 layers are alike, not the first making the tables CSE left it to share.
 
+**A row write is weighed by its rows** (`planned_group`): a scatter that the
+kernel will lower to a write of its rows alone (`rducc.model.rows_alone.rows_alone_ops`,
+the rule `rdu-tile` and `rdu-insert-dma` apply once it is a kernel) holds no buffer, so
+a stacked cache larger than SRAM does not push the scatter out of the kernel that
+computes its rows and their positions (out, its index would be a kernel input, no
+row list, and the kernel would move the whole stack).
+
 A contiguous window of a function argument that a segment only passes on (a
 layer's `k_cache[i]` of a stacked cache, sliced before the layer's call) is
 a kernel of its own (`split_off_windows`), which `rdu-insert-dma` makes a
@@ -104,6 +111,7 @@ from rducc.dialects.tier import is_contiguous_window
 from rducc.dialects.unchanged import unchanged
 from rducc.model.group_signature import group_signature
 from rducc.model.kernel_model import (
+    Group,
     GrowingGroup,
     TilePlan,
     Window,
@@ -118,6 +126,7 @@ from rducc.model.kernel_model import (
 )
 from rducc.model.kernel_timing import KernelWork, kernel_time, planned_work, with_bytes
 from rducc.model.mapping import KernelBody, body_stages, map_body
+from rducc.model.rows_alone import rows_alone_group, rows_alone_ops
 from rducc.passes.common import RduPass
 from rducc.targets import Target
 
@@ -268,7 +277,14 @@ def _remembered(question: str, ops: Sequence[Operation], target: Target, answer:
 
 
 def _fits(ops: Sequence[Operation], target: Target) -> bool:
-    return bool(_remembered("fits", ops, target, lambda: best_plan(make_group(ops), target) is not None))
+    return bool(_remembered("fits", ops, target, lambda: best_plan(planned_group(ops), target) is not None))
+
+
+def planned_group(ops: Sequence[Operation]) -> Group:
+    """The group of `ops` as its kernel runs: without the scatters that write their rows
+    alone (`rows_alone_ops`: the buffer never held, so a stack larger than SRAM keeps
+    its row write with the ops computing the rows and their positions)."""
+    return rows_alone_group(make_group(ops), rows_alone_ops(ops))
 
 
 @dataclass
@@ -479,7 +495,8 @@ def _group_plan(ops: Sequence[Operation], target: Target
     """`group_body`'s body, with the bytes it reads of each of the group's inputs and
     writes of each of its outputs (`make_group`'s order), and the bytes its first tile
     reads of each input (`first_tile_reads`)."""
-    group = make_group(ops)
+    whole = make_group(ops)
+    group = planned_group(ops)
     found = best_plan(group, target)
     if found is None:
         return None
@@ -492,15 +509,18 @@ def _group_plan(ops: Sequence[Operation], target: Target
     doubled = [2 if plan.count > 1 and v in plan.tiled else 1 for v in inputs]
     sizes = [scaled_bytes(v, plan, windows) * n for v, n in zip(inputs, doubled)]
     sizes += [scaled_bytes(v, plan) for v in group.outputs]
-    reads = tuple(owned_bytes(gathered[v], value_bytes(gathered[v].results[0])) if v in gathered
+    # every input and output of the whole group, in its order (`Traffic`); a buffer whose
+    # rows are written alone is not read
+    reads = tuple(0 if v not in group.inputs
+                  else owned_bytes(gathered[v], value_bytes(gathered[v].results[0])) if v in gathered
                   else input_bytes(v, windows)
-                  for v in group.inputs)
-    in_place = updated_in_place(ops, group.inputs)
-    writes = tuple(replaced_bytes(v) if v in in_place else value_bytes(v) for v in group.outputs)
+                  for v in whole.inputs)
+    in_place = updated_in_place(ops, whole.inputs)
+    writes = tuple(replaced_bytes(v) if v in in_place else value_bytes(v) for v in whole.outputs)
     hoisted = set(gathered.values())
-    body = KernelBody(f"group at {ops[0].name}", ops[0], tuple(op for op in ops if op not in hoisted), tuple(inputs),
-                      tuple(group.outputs), tuple(sizes), lambda v: scaled_bytes(v, plan), plan.count)
-    return body, reads, writes, first_tile_reads(group.inputs, plan, windows, gathered)
+    body = KernelBody(f"group at {ops[0].name}", ops[0], tuple(op for op in group.ops if op not in hoisted),
+                      tuple(inputs), tuple(group.outputs), tuple(sizes), lambda v: scaled_bytes(v, plan), plan.count)
+    return body, reads, writes, first_tile_reads(whole.inputs, plan, windows, gathered)
 
 
 def first_tile_reads(inputs: Sequence[SSAValue], plan: TilePlan, windows: dict[SSAValue, Window],

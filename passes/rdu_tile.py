@@ -28,14 +28,13 @@ from typing import ClassVar
 
 from xdsl.context import Context
 from xdsl.dialects.builtin import ModuleOp
-from xdsl.ir import SSAValue
 
 from rducc.diagnostics import LocatedError
 from rducc.dialects.contracts import Level, TilePlanAttr, module_target, set_tile_plan
 from rducc.dialects.program import find_entry, kernel_name
 from rducc.dialects.rdu.dataflow import KernelOp, ScatterOp
-from rducc.model.kernel_model import Group, TilePlan, WorkingSet, best_plan, kernel_group, untiled, working_set
-from rducc.model.rows_alone import rows_alone_outputs
+from rducc.model.kernel_model import TilePlan, WorkingSet, best_plan, kernel_group, untiled, working_set
+from rducc.model.rows_alone import rows_alone_group, rows_alone_outputs
 from rducc.passes.common import RduPass
 from rducc.targets import Target
 
@@ -70,7 +69,7 @@ def tile_kernel(kernel: KernelOp, target: Target, rows_alone: list[ScatterOp] | 
     """Choose and record the tiling of one kernel, or raise a located error; `rows_alone`:
     its scatters that will write their rows alone (the kernel untiled when those fit)."""
     if rows_alone:
-        group = _rows_alone_group(kernel_group(kernel), rows_alone)
+        group = rows_alone_group(kernel_group(kernel), rows_alone)
         alone = working_set(group, untiled(), target)
         if alone.fits(target):
             record_plan(kernel, untiled(), alone)
@@ -79,15 +78,6 @@ def tile_kernel(kernel: KernelOp, target: Target, rows_alone: list[ScatterOp] | 
     if found is None:
         raise _untileable(kernel, target)
     record_plan(kernel, *found)
-
-
-def _rows_alone_group(group: Group, scatters: list[ScatterOp]) -> Group:
-    """`group` as the kernel runs once its `scatters` write their rows alone: without the
-    scatters and the old values they read, yielding the rows."""
-    rows: dict[SSAValue, SSAValue] = {scatter.result: scatter.source for scatter in scatters}
-    olds = {scatter.input for scatter in scatters}
-    return Group([op for op in group.ops if op not in scatters], [v for v in group.inputs if v not in olds],
-                 [rows.get(v, v) for v in group.outputs])
 
 
 @dataclass(frozen=True)
