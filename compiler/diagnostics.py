@@ -293,7 +293,7 @@ class LocatedParser(Parser):
             self._resume_from(close + 1)
             return cast(A, known)
         parsed = parse()
-        if not content[close + 1:self._current_token.span.start].strip():  # it read exactly that text
+        if parsed is not None and not content[close + 1:self._current_token.span.start].strip():  # read exactly that
             self._read_before[key] = parsed
         return parsed
 

@@ -473,8 +473,8 @@ def _run_buckets(args: argparse.Namespace, module: ModuleOp, program_path: Path,
     --report-json cost every bucket; a run picks the bucket the inputs' shapes match."""
     from rducc.files import json_text, text_writer, write_together
     from rducc.frontend.dynamic_dims import bucket_label
-    from rducc.shapes import bucket_modules, bucket_name, input_shapes, pick_bucket
     from rducc.runtime.sockets import placed_runner
+    from rducc.shapes import bucket_modules, bucket_name, input_shapes, pick_bucket
     from rducc.shapes.padding import plan_of, validity_inputs
 
     if args.plot:
