@@ -6,18 +6,21 @@ import math
 import re
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import IO, TypeVar
+from typing import IO, Any, TypeVar, cast
 
 from xdsl.context import Context
 from xdsl.dialects.builtin import FileLineColLoc, ModuleOp, NameLoc
 from xdsl.frontend.mlir import MLIRFrontend
-from xdsl.ir import Attribute, Operation
+from xdsl.ir import Attribute, Operation, TypeAttribute
 from xdsl.parser import Parser
 from xdsl.utils.exceptions import ParseError, VerifyException
+from xdsl.utils.lexer import Position
+from xdsl.utils.mlir_lexer import MLIRTokenKind
 
 from rducc.errors import RduccError
 
 T = TypeVar("T")
+A = TypeVar("A", bound=Attribute | None)
 
 
 def format_location(location: Attribute) -> str | None:
@@ -270,6 +273,49 @@ class LocatedParser(Parser):
     format is read (`STATIC_TENSOR` on `tensor<?x8xf32>`) reported as a parse
     error at that op's first line, `file:line:col` and caret, instead of a bare
     VerifyException that names no place in the text."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self._read_before: dict[tuple[str, str], Attribute] = {}
+
+    def _remembered(self, kind: str, start: Position, angle: Position, parse: Callable[[], A]) -> A:
+        """The attribute `parse` reads from `start`, whose `<` at `angle` opens a balanced body: read
+        once per distinct text (an attribute is immutable, so one serves every place it is spelt),
+        later spellings skipped without lexing them. A placed program spells `tensor<4x8xf32>` and
+        `!tier.buffer<sram, 4x8xf32>` thousands of times. What is read, and every error, is xDSL's."""
+        content = self.lexer.input.content
+        try:
+            close = self._raw_scan_balanced(angle + 1)
+        except ParseError:  # unbalanced: xDSL's own reading reports it
+            return parse()
+        key = (kind, content[start:close + 1])
+        if (known := self._read_before.get(key)) is not None:
+            self._resume_from(close + 1)
+            return cast(A, known)
+        parsed = parse()
+        if parsed is not None and not content[close + 1:self._current_token.span.start].strip():  # read exactly that
+            self._read_before[key] = parsed
+        return parsed
+
+    def _parse_dialect_type_or_attribute_body(self, attr_name: str, is_type: bool, is_opaque: bool,
+                                              starting_opaque_pos: Position | None) -> Attribute:
+        """xDSL's reading of a dialect attribute's `<body>`, each distinct text read once (`_remembered`)."""
+        def parse() -> Attribute:
+            return super(LocatedParser, self)._parse_dialect_type_or_attribute_body(
+                attr_name, is_type, is_opaque, starting_opaque_pos)
+
+        if "." not in attr_name or starting_opaque_pos is not None or self._current_token.text != "<":
+            return parse()
+        start = self._current_token.span.start
+        return self._remembered(f"{'!' if is_type else '#'}{attr_name}", start, start, parse)
+
+    def _parse_optional_builtin_parametrized_type(self) -> TypeAttribute | None:
+        """xDSL's reading of `tensor<...>` (and vector, memref, ...), each distinct text read once."""
+        token = self._current_token
+        parse = super()._parse_optional_builtin_parametrized_type
+        if token.kind != MLIRTokenKind.BARE_IDENT or self.lexer.input.content[token.span.end:token.span.end + 1] != "<":
+            return parse()
+        return self._remembered("builtin", token.span.start, token.span.end, parse)
 
     def parse_operation(self) -> Operation:
         start = self._current_token.span.start

@@ -199,14 +199,22 @@ def is_bucketed(module: ModuleOp) -> bool:
     return any(isinstance(op, ModuleOp) and bucket_of(op) is not None for op in module.ops)
 
 
+def bucket_ops(module: ModuleOp) -> list[tuple[dict[str, int], ModuleOp]]:
+    """Each bucket's sizes and its inner module as it is in `module` (no copy: to read, not to run),
+    in the order they were compiled."""
+    found = []
+    for op in module.ops:
+        values = bucket_of(op) if isinstance(op, ModuleOp) else None
+        if values is not None:
+            found.append((values, op))
+    return found
+
+
 def bucket_modules(module: ModuleOp) -> list[tuple[dict[str, int], ModuleOp]]:
     """Each bucket's sizes and its program as a module of its own (a copy, naming
     the outer module's weights file), in the order they were compiled."""
     found = []
-    for op in module.ops:
-        values = bucket_of(op) if isinstance(op, ModuleOp) else None
-        if values is None:
-            continue
+    for values, op in bucket_ops(module):
         alone = op.clone()
         for key in (LEVEL, TARGET, WEIGHTS):
             if key in module.attributes and key not in alone.attributes:
@@ -255,6 +263,7 @@ __all__ = [
     "ShapesSpec",
     "bucket_modules",
     "bucket_name",
+    "bucket_ops",
     "bundle",
     "compile_buckets",
     "input_shapes",

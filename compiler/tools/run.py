@@ -166,14 +166,14 @@ def _input_labels(module: ModuleOp) -> list[str]:
     """The user inputs' labels, in @forward's order (a bucketed program's first bucket's, without the
     hidden validity inputs that follow them)."""
     from rducc.dialects.program import entry_function
-    from rducc.shapes import bucket_modules, is_bucketed
+    from rducc.shapes import bucket_ops, is_bucketed
     from rducc.shapes.padding import plan_of
 
     hidden = 0
     if is_bucketed(module):
         plan = plan_of(module)
         hidden = len(plan.validity_dims()) if plan else 0
-        module = bucket_modules(module)[0][1]
+        module = bucket_ops(module)[0][1]  # read in place: copying a bucket costs as much as half its parse
     labels = [label for label in map(input_label, arg_attrs(entry_function(module))) if label is not None]
     return labels[: len(labels) - hidden]
 
@@ -473,6 +473,7 @@ def _run_buckets(args: argparse.Namespace, module: ModuleOp, program_path: Path,
     --report-json cost every bucket; a run picks the bucket the inputs' shapes match."""
     from rducc.files import json_text, text_writer, write_together
     from rducc.frontend.dynamic_dims import bucket_label
+    from rducc.runtime.sockets import placed_runner
     from rducc.shapes import bucket_modules, bucket_name, input_shapes, pick_bucket
     from rducc.shapes.padding import plan_of, validity_inputs
 
@@ -500,14 +501,16 @@ def _run_buckets(args: argparse.Namespace, module: ModuleOp, program_path: Path,
         write_together(outputs)
         return
     shapes = [_npy_shape(path) for path in args.input]
-    declared = [(values, input_shapes(inner)) for values, inner in buckets]
+    runners = [placed_runner(inner) for _, inner in buckets]  # built once: read for shapes, then run
+    declared = [(values, input_shapes(inner, runner)) for (values, inner), runner in zip(buckets, runners)]
     call = pick_bucket(declared, shapes, plan_of(module))
     chosen = buckets[call.index][1]
     exact = [tuple(s) for s in shapes] == [tuple(s) for s in declared[call.index][1]]
     padded = None if exact else declared[call.index][1]
     plan = plan_of(module)
     hidden = validity_inputs(plan, call.real) if plan else []  # masked reductions' validity inputs
-    results = _execute(args, chosen, program_path, weights_path, padded, plan.fills if plan else (), hidden)
+    results = _execute(args, chosen, program_path, weights_path, padded, plan.fills if plan else (), hidden,
+                       runners[call.index])
     if padded is not None:
         results = _cut_results(chosen, results, plan_of(module), call)
     if args.output:
@@ -638,14 +641,16 @@ def _training(module: ModuleOp, target: Target, report: Any, ranged: bool) -> tu
 
 def _execute(args: argparse.Namespace, module: ModuleOp, program_path: Path,
              weights_path: Path | None, padded: Sequence[tuple[int, ...]] | None = None,
-             fills: Sequence[str] = (), hidden: Sequence[np.ndarray] = ()) -> dict[str, np.ndarray]:
+             fills: Sequence[str] = (), hidden: Sequence[np.ndarray] = (), runner: Any = None,
+             ) -> dict[str, np.ndarray]:
     """Run the program on the --input arrays and its weights: the results by name
     (`padded`: the bucket's input shapes, which the smaller inputs are padded up to, each with its
-    `fills` value, zeros when none; `hidden`: the validity inputs that follow the user's)."""
+    `fills` value, zeros when none; `hidden`: the validity inputs that follow the user's; `runner`:
+    the module's placed runner when one is already built)."""
     from rducc.runtime.engine import check_input_count
     from rducc.runtime.sockets import declared_arguments, placed_runner
 
-    runner = placed_runner(module)  # every socket's program when partitioned
+    runner = runner or placed_runner(module)  # every socket's program when partitioned
     declared_inputs, declared_weights = declared_arguments(runner)
     check_input_count(len(args.input) + len(hidden), declared_inputs)
     demoted = f64_demoted(module) > 0

@@ -155,6 +155,57 @@ def test_a_malformed_long_literal_is_left_to_the_parser():
     assert compact_dense_literals(wrong_count) == wrong_count
 
 
+_REPEATED_TYPES = """builtin.module {
+  func.func @f(%x: tensor<4x8xf32>, %y: tensor<4x8xf32>, %z: tensor<4x8xf32 >) -> tensor<4x8xf32> {
+    %a = tier.alloc : !tier.buffer<hbm, 4x8xf32>
+    %b = tier.alloc offset 0 : !tier.buffer<sram, 4x8xf32>
+    %c = tier.alloc offset 0 : !tier.buffer<sram, 4x8xf32>
+    %d = tier.alloc : !tier.buffer<hbm , 4x8xf32 >
+    func.return %x : tensor<4x8xf32>
+  }
+}"""
+
+
+def _located(text: str):
+    from rducc.diagnostics import LocatedParser
+    from rducc.tools.opt import RduccOptMain
+
+    return LocatedParser(RduccOptMain(args=["x.mlir"]).ctx, text, "x.mlir").parse_module()
+
+
+def test_a_type_spelt_again_is_read_once_to_the_same_module():
+    """rducc's parser reads each distinct type text once (a placed program repeats a few thousand
+    times): the module is xDSL's own, the repeats are the very attribute read first, and a text
+    spelt differently (spaces) is read on its own to an equal one."""
+    from xdsl.dialects import func
+
+    module = _located(_REPEATED_TYPES)
+    assert str(module) == str(_parse(_REPEATED_TYPES))
+    body = next(op for op in module.ops if isinstance(op, func.FuncOp)).body.block
+    x, y, z = body.args
+    assert x.type is y.type and z.type == x.type
+    a, b, c, d = (op.results[0].type for op in list(body.ops)[:4])
+    assert b is c and d == a and a != b
+
+
+@pytest.mark.parametrize("wrong, message", [
+    ("!tier.buffer<sram, 4x8xf32>\n    %d", "Expected shape type"),  # the second sram buffer
+    ("tensor<4x8xf32 >)", "Expected shape type"),
+])
+def test_a_wrong_later_spelling_of_a_type_read_before_is_still_refused(wrong, message):
+    """The memo only skips a text read before: a later spelling that differs is read, and refused,
+    by xDSL at its own place."""
+    from xdsl.utils.exceptions import ParseError
+
+    broken = _REPEATED_TYPES.replace(wrong, wrong.replace("4x8xf32", "4x8xf33", 1), 1)
+    assert broken != _REPEATED_TYPES
+    with pytest.raises(ParseError, match=message) as error:
+        _located(broken)
+    with pytest.raises(ParseError) as theirs:
+        _parse(broken)
+    assert str(error.value) == str(theirs.value)
+
+
 class _Terminal:
     """A stream that says it is a terminal, keeping what is written."""
 
