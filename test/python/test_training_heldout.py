@@ -363,6 +363,33 @@ def test_a_layer_applied_several_times_under_autocast_sums_its_gradients_as_eage
         assert torch.equal(torch.as_tensor(gradient), parameter.grad), name
 
 
+class GatedHead(nn.Module):
+    """A Linear, a GLU over its features (Parakeet's Conformer convolution module gates so), a Linear."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.gated, self.head = nn.Linear(6, 16), nn.Linear(8, 3)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return self.head(nn.functional.glu(self.gated(x), dim=-1))
+
+
+def test_glu_under_autocast_gets_eagers_gradients() -> None:
+    """Eager's CPU glu_backward rounds the gate sigmoid(b) to bf16 before both halves' products
+    (`torch_corrections.glu_backward`); torch's decomposition kept it in float32, a bf16 ulp off. A bf16
+    gradients-only step's gradients equal eager autocast's bit for bit."""
+    torch.manual_seed(0)
+    model, x, labels = GatedHead(), torch.randn(32, 6), torch.arange(32) % 3
+    reference = copy.deepcopy(model)
+    program = rducc.compile_training(model, (x, labels), optimizer=None, loss_fn=nn.functional.cross_entropy,
+                                     mixed_precision="bf16")
+    _, *gradients = program.step(x, labels)
+    with torch.autocast("cpu", torch.bfloat16):
+        nn.functional.cross_entropy(reference(x), labels).backward()
+    for (name, parameter), gradient in zip(reference.named_parameters(), gradients, strict=True):
+        assert torch.equal(torch.as_tensor(gradient), parameter.grad), (name, (torch.as_tensor(gradient) - parameter.grad).abs().max())
+
+
 def _multilabel_targets(labels: torch.Tensor, classes: int) -> torch.Tensor:
     """Two targets per row (the label, the next class), then -1 and padding: fewer targets than classes."""
     pad = torch.full_like(labels, -1)
