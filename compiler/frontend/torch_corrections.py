@@ -359,9 +359,10 @@ def combinations(self: torch.Tensor, r: int = 2, with_replacement: bool = False)
 def glu_backward(grad_output: torch.Tensor, self: torch.Tensor, dim: int) -> torch.Tensor:
     """The gradient of `glu` (`a * sigmoid(b)`, halves of `self` along `dim`) as torch's CPU kernel: it writes
     `sigmoid(b)` into the gradient's first half, in the input's dtype (a 16-bit rounding), then computes the
-    second half from that rounded gate, `(1 - s) * s * a * grad` in float32 rounded once, and multiplies the
-    first half by `grad` in place. torch's decomposition (`pw_cast_for_opmath`) keeps the gate in float32:
-    a bf16 ulp off eager's gradient in many elements (Parakeet's Conformer convolution module under autocast)."""
+    second half from that rounded gate, `(1 - s) * s * a * grad` in float32 (float64 for float64) rounded once, and
+    multiplies the first half by `grad` in place. torch's decomposition (`pw_cast_for_opmath`) keeps the gate
+    in float32: a bf16 ulp off eager's gradient in many elements (Parakeet's Conformer convolution module
+    under autocast)."""
     first, second = self.chunk(2, dim)
     gate = torch.sigmoid(second)
     wide = torch.promote_types(self.dtype, torch.float32)
