@@ -20,6 +20,8 @@ joint graph) and in every decomposition table rducc builds (`torch_corrections`)
   data-dependent.
 - `checkpoint_inputs_kept_plainly` (not an op): a nested torch.utils.checkpoint made torch.export
   mark the rest of the forward a no-grad region.
+- `glu_backward`: torch's decomposition keeps the gate `sigmoid(b)` in float32, where the CPU kernel rounds it
+  to a 16-bit input's dtype before the two halves' products (one bf16 ulp off eager's gradient under autocast).
 - `casts_that_change_nothing_kept` (not an op): a forward that casts a sub-module to the dtype it has
   (`self.classifier = self.classifier.to(self.dtype)`, NLLB-MoE's router) made torch.export fail with
   "_apply(): Couldn't swap Linear.weight".
@@ -351,3 +353,19 @@ def combinations(self: torch.Tensor, r: int = 2, with_replacement: bool = False)
     if r == 0:
         return self.new_empty(0)
     return self[_combination_index(self.shape[0], r, with_replacement, self.device)]
+
+
+@corrects_torch("aten.glu_backward.default")
+def glu_backward(grad_output: torch.Tensor, self: torch.Tensor, dim: int) -> torch.Tensor:
+    """The gradient of `glu` (`a * sigmoid(b)`, halves of `self` along `dim`) as torch's CPU kernel: it writes
+    `sigmoid(b)` into the gradient's first half, in the input's dtype (a 16-bit rounding), then computes the
+    second half from that rounded gate, `(1 - s) * s * a * grad` in float32 (float64 for float64) rounded once, and
+    multiplies the first half by `grad` in place. torch's decomposition (`pw_cast_for_opmath`) keeps the gate
+    in float32: a bf16 ulp off eager's gradient in many elements (Parakeet's Conformer convolution module
+    under autocast)."""
+    first, second = self.chunk(2, dim)
+    gate = torch.sigmoid(second)
+    wide = torch.promote_types(self.dtype, torch.float32)
+    second_grad = (1.0 - gate.to(wide)) * gate.to(wide) * first.to(wide) * grad_output.to(wide)
+    first_grad = gate.to(wide) * grad_output.to(wide)
+    return torch.cat([first_grad.to(self.dtype), second_grad.to(self.dtype)], dim)

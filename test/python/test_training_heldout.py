@@ -329,6 +329,19 @@ def test_half_log_softmax_rounds_where_eagers_kernel_does() -> None:
         assert got.dtype == want.dtype and torch.equal(got, want), (got - want).abs().max()
 
 
+def _assert_bf16_gradients_as_eager(model: nn.Module, x: torch.Tensor, labels: torch.Tensor) -> None:
+    """A bf16 gradients-only step's gradients (cross entropy) equal eager autocast's bit for bit."""
+    reference = copy.deepcopy(model)
+    program = rducc.compile_training(model, (x, labels), optimizer=None, loss_fn=nn.functional.cross_entropy,
+                                     mixed_precision="bf16")
+    _, *gradients = program.step(x, labels)
+    with torch.autocast("cpu", torch.bfloat16):
+        nn.functional.cross_entropy(reference(x), labels).backward()
+    for (name, parameter), gradient in zip(reference.named_parameters(), gradients, strict=True):
+        got = torch.as_tensor(gradient)
+        assert torch.equal(got, parameter.grad), (name, (got - parameter.grad).abs().max())
+
+
 class SharedLayer(nn.Module):
     """One Linear applied three times (adaptive_depth's shared layer) beside a LayerNorm whose float32 weight
     autocast does not cast, after an nn.RNN (one op that casts its weights at every step: relu_rnn); its activation a
@@ -352,15 +365,26 @@ def test_a_layer_applied_several_times_under_autocast_sums_its_gradients_as_eage
     bf16, and rounds mish's gradient once; a bf16 gradients-only step's gradients equal eager autocast's bit
     for bit."""
     torch.manual_seed(0)
-    model, x, labels = SharedLayer(), torch.randn(5, 6), torch.tensor([0, 1, 2, 0, 1])
-    reference = copy.deepcopy(model)
-    program = rducc.compile_training(model, (x, labels), optimizer=None, loss_fn=nn.functional.cross_entropy,
-                                     mixed_precision="bf16")
-    _, *gradients = program.step(x, labels)
-    with torch.autocast("cpu", torch.bfloat16):
-        nn.functional.cross_entropy(reference(x), labels).backward()
-    for (name, parameter), gradient in zip(reference.named_parameters(), gradients, strict=True):
-        assert torch.equal(torch.as_tensor(gradient), parameter.grad), name
+    _assert_bf16_gradients_as_eager(SharedLayer(), torch.randn(5, 6), torch.tensor([0, 1, 2, 0, 1]))
+
+
+class GatedHead(nn.Module):
+    """A Linear, a GLU over its features (Parakeet's Conformer convolution module gates so), a Linear."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.gated, self.head = nn.Linear(6, 16), nn.Linear(8, 3)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return self.head(nn.functional.glu(self.gated(x), dim=-1))
+
+
+def test_glu_under_autocast_gets_eagers_gradients() -> None:
+    """Eager's CPU glu_backward rounds the gate sigmoid(b) to bf16 before both halves' products
+    (`torch_corrections.glu_backward`); torch's decomposition kept it in float32, a bf16 ulp off. A bf16
+    gradients-only step's gradients equal eager autocast's bit for bit."""
+    torch.manual_seed(0)
+    _assert_bf16_gradients_as_eager(GatedHead(), torch.randn(32, 6), torch.arange(32) % 3)
 
 
 def _multilabel_targets(labels: torch.Tensor, classes: int) -> torch.Tensor:
